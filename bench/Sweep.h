@@ -1,0 +1,98 @@
+// The measurement engine. Every rank calls runSweep() with the same options; rank 0 gets the
+// results through the sink, point by point (so the CLI prints and commits each as it finishes).
+//
+// Per point (collective x variant x dtype x op x size x placement):
+//   allocate and fault in buffers; warm up (-w); time -n iterations, each as
+//   barrier (outside the timer) -> t0 -> one call -> t1, every rank timing its own call;
+//   gather per-rank samples; the iteration time combines ranks (max by default, -a);
+//   then -c check rounds with a fresh integer pattern each, #wrong summed over ranks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/Registry.h"
+#include "core/Collective.h"
+#include "core/Communicator.h"
+#include "core/Stats.h"
+
+namespace cb {
+
+// How per-rank times of one iteration combine (nccl-tests -a: 0 rank0, 1 avg, 2 min, 3 max).
+enum class RankCombine : uint8_t { kRank0 = 0, kAvg = 1, kMin = 2, kMax = 3 };
+std::string_view rankCombineName(RankCombine c);
+
+enum class Placement : uint8_t { kOut, kIn };
+std::string_view placementName(Placement p);  // "out" | "in"
+
+struct SweepOptions {
+  std::vector<Collective> collectives{Collective::kAllReduce, Collective::kAllGather};
+  std::vector<std::string> variants;  // empty or {"all"}: every usable variant
+  std::vector<DataType> dtypes{DataType::kFloat};
+  std::vector<RedOp> ops{RedOp::kSum};
+  int root = 0;
+  uint64_t minBytes = 8;
+  uint64_t maxBytes = 64ull << 20;
+  double stepFactor = 2;      // -f
+  uint64_t stepBytes = 0;     // -i (overrides -f when > 0)
+  int iterations = 20;        // -n
+  int warmup = 5;             // -w
+  int checkRounds = 1;        // -c (0: no verification)
+  int cycles = 1;             // -N: repeat the whole sweep
+  double timeoutSeconds = 300;  // -T: deadline for any single blocking wait
+  double timeBudgetSeconds = 0;  // adaptive mode: time per point picks the iteration count
+  RankCombine combine = RankCombine::kMax;  // -a
+  Statistic statistic = Statistic::kMedian;
+  bool outOfPlace = true;
+  bool inPlace = true;
+  VariantOptions variantOptions;
+  // Test hook (documented): add this many microseconds to every timed call of variants whose
+  // name matches injectDelayVariant ("" = all), to prove that regressions are caught.
+  double injectDelayUs = 0;
+  std::string injectDelayVariant;
+};
+
+std::vector<uint64_t> sweepSizes(const SweepOptions& o);
+
+struct PointResult {
+  Collective coll;
+  std::string variant;
+  DataType dtype;
+  RedOp op;
+  int root;  // -1 when the collective has no root
+  uint64_t bytes;
+  size_t count;
+  Placement placement;
+  int nranks;
+  std::string status = "ok";  // ok | unsupported | failed
+  std::string message;
+  int iterations = 0;
+  Summary summary;          // over combined iteration times, seconds
+  double timeSeconds = 0;   // the chosen statistic
+  double algbw = 0, busbw = 0;  // GB/s
+  int64_t wrong = -1;       // -1 not checked
+  std::vector<double> samples;      // combined per iteration, seconds
+  std::vector<double> rankSamples;  // nranks x iterations, seconds
+};
+
+// Called on rank 0 only.
+struct SweepSink {
+  std::function<void(const PointResult&)> onPoint;
+  // After each (collective, dtype, op) group of sizes completes.
+  std::function<void()> onGroupEnd;
+};
+
+struct SweepSummary {
+  int64_t wrongTotal = 0;
+  int points = 0, unsupported = 0, failed = 0;
+  bool interrupted = false;
+};
+
+// Collective over comm. Throws UsageError for requested variants that don't exist;
+// variants that can't run here are reported as unsupported points.
+SweepSummary runSweep(Communicator& comm, const SweepOptions& o, const SweepSink& sink);
+
+}  // namespace cb

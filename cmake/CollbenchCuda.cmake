@@ -1,0 +1,38 @@
+# Optional GPU path: built when nvcc, the CUDA toolkit and NCCL are all found.
+# Sets COLLBENCH_HAVE_CUDA, COLLBENCH_CUDA_REASON (why not) and the target CB::nccl.
+include(CheckLanguage)
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+  set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+endif()
+check_language(CUDA)
+if(NOT CMAKE_CUDA_COMPILER)
+  set(COLLBENCH_CUDA_REASON "nvcc not found")
+  return()
+endif()
+find_package(CUDAToolkit QUIET)
+if(NOT CUDAToolkit_FOUND)
+  set(COLLBENCH_CUDA_REASON "CUDA toolkit not found")
+  return()
+endif()
+# NCCL ships no CMake config: look next to the toolkit, then in the usual places.
+find_path(COLLBENCH_NCCL_INCLUDE nccl.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{NCCL_HOME}/include /usr/local/cuda/include)
+find_library(COLLBENCH_NCCL_LIBRARY nccl
+  HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{NCCL_HOME}/lib /usr/local/cuda/lib64)
+if(NOT COLLBENCH_NCCL_INCLUDE OR NOT COLLBENCH_NCCL_LIBRARY)
+  set(COLLBENCH_CUDA_REASON "NCCL not found (set NCCL_HOME)")
+  return()
+endif()
+if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+  # sm_90 code plus PTX so newer GPUs JIT it.
+  set(CMAKE_CUDA_ARCHITECTURES 90-real 90-virtual)
+endif()
+set(CMAKE_CUDA_STANDARD 17)
+set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+enable_language(CUDA)
+add_library(cb_nccl_imported INTERFACE)
+target_include_directories(cb_nccl_imported INTERFACE ${COLLBENCH_NCCL_INCLUDE})
+target_link_libraries(cb_nccl_imported INTERFACE ${COLLBENCH_NCCL_LIBRARY})
+add_library(CB::nccl ALIAS cb_nccl_imported)
+set(COLLBENCH_HAVE_CUDA ON)
+set(COLLBENCH_CUDA_REASON "")

@@ -1,0 +1,77 @@
+// Every algorithm and backend variant registers an info record here. The bench engine asks the
+// registry which variants exist for a collective, whether each can run in the current world
+// (a reason when not: "unsupported", never "failed"), and prepares one for a size.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/Buffer.h"
+#include "core/Clock.h"
+#include "core/Collective.h"
+#include "core/Communicator.h"
+
+namespace cb {
+
+// Options that shape how a variant runs; parsed by the CLI.
+struct VariantOptions {
+  std::string transport;      // "" = the default for the world
+  size_t chunkBytes = 0;      // pipelining chunk for algorithms that pipeline (0 = default)
+  int ranksPerNode = 0;       // hierarchical algorithms: emulate nodes of this size (0 = hosts)
+};
+
+// A variant bound to a communicator, collective, dtype, op, root and count. run() executes one
+// collective call on the given buffers (laid out as the in-place rules say when aliased).
+class PreparedCollective {
+ public:
+  virtual ~PreparedCollective() = default;
+  // One complete call: returns when the result is in `recv` (device work synchronized).
+  virtual void run(const void* send, void* recv, Deadline d) = 0;
+  // Device variants time on the device (CUDA events around the call); when this returns a
+  // value after run(), the engine uses it instead of its host clock.
+  virtual std::optional<double> lastDeviceSeconds() const { return std::nullopt; }
+};
+
+struct VariantInfo {
+  Collective coll;
+  std::string name;         // "mpi", "ring", "nccl", ...; unique per collective
+  std::string backend;      // "mpi" (vendor MPI), "hand" (schedule), "nccl"
+  std::string description;  // one line, shown by `collbench list`
+  std::string constraints;  // e.g. "power-of-two ranks"; "" if none
+  std::string cost;         // alpha-beta formula, e.g. "2(n-1)a + 2(n-1)/n*S*b"
+  MemoryKind memory = MemoryKind::kHost;
+  // Allocator for this variant's buffers on a given rank (null: pageable host memory).
+  std::function<std::unique_ptr<BufferAllocator>(const Communicator&)> allocator;
+  // Why it can't run in this world or for these args (std::nullopt: it can).
+  std::function<std::optional<std::string>(const Communicator&, const CollArgs&,
+                                           const VariantOptions&)>
+      unsupported;
+  std::function<std::unique_ptr<PreparedCollective>(Communicator&, const CollArgs&,
+                                                     const VariantOptions&)>
+      prepare;
+};
+
+class Registry {
+ public:
+  // The registry with every variant built into this binary.
+  static const Registry& builtin();
+  void add(VariantInfo info);
+  const std::vector<VariantInfo>& all() const { return variants_; }
+  std::vector<const VariantInfo*> forCollective(Collective c) const;
+  const VariantInfo* find(Collective c, std::string_view name) const;  // nullptr if none
+
+ private:
+  std::vector<VariantInfo> variants_;
+};
+
+// Registration hooks, one per family; Registry::builtin() calls each once.
+void registerMpiVariants(Registry& r);
+void registerScheduleVariants(Registry& r);
+#if defined(COLLBENCH_HAVE_CUDA)
+void registerNcclVariants(Registry& r);
+#endif
+
+}  // namespace cb

@@ -1,0 +1,41 @@
+// The MPI world: under mpirun/srun each process is a rank. MpiWorld initializes MPI (thread
+// level FUNNELED is enough: only the main thread calls MPI) and finalizes it on destruction.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <mpi.h>
+
+#include "core/Communicator.h"
+#include "core/Transport.h"
+
+namespace cb {
+
+// True when the environment says a launcher started us (OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+// PMIX_RANK, or SLURM_PROCID together with PMI variables).
+bool launchedByMpiLauncher();
+// MPI_Get_library_version (callable before MPI_Init), first line only.
+std::string mpiLibraryVersion();
+
+class MpiWorld {
+ public:
+  MpiWorld();   // MPI_Init_thread; throws MpiError
+  ~MpiWorld();  // MPI_Finalize
+  MpiWorld(const MpiWorld&) = delete;
+  MpiWorld& operator=(const MpiWorld&) = delete;
+  Communicator& world() { return *world_; }
+
+ private:
+  std::unique_ptr<Communicator> world_;
+};
+
+// The MPI communicator behind a Communicator of kind kMpi (throws UsageError otherwise).
+MPI_Comm mpiCommOf(const Communicator& comm);
+// Wraps a duplicate of `comm`.
+std::unique_ptr<Communicator> makeMpiCommunicator(MPI_Comm comm);
+std::unique_ptr<Transport> makeMpiTransport(Communicator& comm);
+// Throws MpiError("<what>: <MPI error string>") unless rc == MPI_SUCCESS.
+void checkMpi(int rc, const char* what);
+
+}  // namespace cb

@@ -1,0 +1,87 @@
+#include "core/Size.h"
+
+#include <cctype>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "core/Error.h"
+#include "core/Text.h"
+
+namespace cb {
+namespace {
+
+// Splits "1.5MiB" into the number "1.5" and the lower-cased unit "mib".
+void splitNumber(std::string_view text, std::string_view what, std::string& num,
+                 std::string& unit) {
+  auto t = trim(text);
+  if (t.empty()) throw UsageError(fmt::format("empty {}", what));
+  size_t i = 0;
+  while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
+  num = std::string(t.substr(0, i));
+  unit = toLower(trim(t.substr(i)));
+  if (num.empty() || num == "." || num.find('.') != num.rfind('.')) {
+    throw UsageError(fmt::format("invalid {} '{}'", what, text));
+  }
+}
+
+}  // namespace
+
+uint64_t parseSize(std::string_view text) {
+  std::string num, unit;
+  if (!trim(text).empty() && trim(text).front() == '-') {
+    throw UsageError(fmt::format("invalid size '{}': sizes can't be negative", text));
+  }
+  splitNumber(text, "size", num, unit);
+  int shift = 0;
+  if (unit.empty() || unit == "b") {
+    shift = 0;
+  } else {
+    static constexpr std::string_view kUnits = "kmgt";
+    auto pos = kUnits.find(unit[0]);
+    std::string_view rest = std::string_view(unit).substr(1);
+    if (pos == std::string_view::npos || !(rest.empty() || rest == "b" || rest == "ib")) {
+      throw UsageError(fmt::format(
+          "invalid size '{}': unknown unit '{}' (use K, M, G or T, binary multiples)", text, unit));
+    }
+    shift = 10 * static_cast<int>(pos + 1);
+  }
+  long double value = std::strtold(num.c_str(), nullptr) * std::ldexp(1.0L, shift);
+  if (value > 18446744073709551615.0L) {
+    throw UsageError(fmt::format("invalid size '{}': too large", text));
+  }
+  if (value != std::floor(value)) {
+    throw UsageError(fmt::format("invalid size '{}': not a whole number of bytes", text));
+  }
+  return static_cast<uint64_t>(value);
+}
+
+std::string formatSize(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0) return fmt::format("{} B", bytes);
+  if (v == std::floor(v)) return fmt::format("{:.0f} {}", v, kUnits[u]);
+  return fmt::format("{:.3g} {}", v, kUnits[u]);
+}
+
+double parseDurationSeconds(std::string_view text) {
+  std::string num, unit;
+  if (!trim(text).empty() && trim(text).front() == '-') {
+    throw UsageError(fmt::format("invalid duration '{}': can't be negative", text));
+  }
+  splitNumber(text, "duration", num, unit);
+  double v = std::strtod(num.c_str(), nullptr);
+  if (unit.empty() || unit == "s") return v;
+  if (unit == "ms") return v * 1e-3;
+  if (unit == "us") return v * 1e-6;
+  if (unit == "m" || unit == "min") return v * 60;
+  if (unit == "h") return v * 3600;
+  throw UsageError(
+      fmt::format("invalid duration '{}': unknown unit '{}' (use us, ms, s, m, h)", text, unit));
+}
+
+}  // namespace cb

@@ -1,0 +1,1 @@
+#include "topology/Environment.h"
