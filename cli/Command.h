@@ -14,5 +14,6 @@ void setupRunCommand(CLI::App& app, Action& action);
 void setupListCommand(CLI::App& app, Action& action);
 void setupRunsCommand(CLI::App& app, Action& action);
 void setupShowCommand(CLI::App& app, Action& action);
+void setupImportCommand(CLI::App& app, Action& action);
 
 }  // namespace cb::cli

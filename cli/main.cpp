@@ -1,6 +1,54 @@
+// collbench: entry point. Parses the command line with CLI11 (one file per subcommand), runs the
+// chosen action, and maps every error to one line on stderr and an exit code
+// (0 ok, 1 regression or verification failure, 2 usage or environment error, 130 interrupted).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
 #include "cli/Command.h"
+#include "core/Error.h"
+
 int main(int argc, char** argv) {
-  CLI::App app{"collbench"};
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  CLI::App app{
+      "collbench: benchmarks and diagnoses collective communication (MPI, NCCL, hand-written "
+      "algorithms), keeps every run in SQLite, gates CI on regressions.",
+      "collbench"};
+  app.set_version_flag("--version", std::string("collbench ") + COLLBENCH_VERSION);
+  app.require_subcommand(0, 1);
+  cb::cli::Action action;
+  cb::cli::setupRunCommand(app, action);
+  cb::cli::setupListCommand(app, action);
+  cb::cli::setupRunsCommand(app, action);
+  cb::cli::setupShowCommand(app, action);
+  cb::cli::setupImportCommand(app, action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One clear line (CLI11's own message), usage exit code.
+    std::fprintf(stderr, "collbench: %s\n", e.what());
+    return 2;
+  }
+  try {
+    if (!action) {
+      // No subcommand: the default job, as `collbench run` with no arguments.
+      app.get_subcommand("run")->parse(std::vector<std::string>{});
+    }
+    return action ? action() : 2;
+  } catch (const cb::Error& e) {
+    std::fprintf(stderr, "collbench: %s\n", e.what());
+    return cb::exitCodeFor(e.kind());
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "collbench: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "collbench: internal error: %s\n", e.what());
+    return 2;
+  }
 }
