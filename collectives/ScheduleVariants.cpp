@@ -1,0 +1,63 @@
+// Publishes every hand-written algorithm as a registry variant (backend "hand") that runs its
+// schedule with the host executor over the chosen transport.
+#include <fmt/format.h>
+
+#include "collectives/Registry.h"
+#include "collectives/algorithms/Algorithms.h"
+#include "collectives/schedule/HostExecutor.h"
+#include "collectives/transport/Transports.h"
+
+namespace cb {
+namespace {
+
+AlgoOptions algoOptions(const CollArgs& args, const VariantOptions& v) {
+  AlgoOptions o;
+  o.chunkElements = v.chunkBytes / dataTypeSize(args.dtype);
+  o.ranksPerNode = v.ranksPerNode;
+  return o;
+}
+
+class PreparedSchedule final : public PreparedCollective {
+ public:
+  PreparedSchedule(std::unique_ptr<Transport> t, Schedule s, const CollArgs& args)
+      : transport_(std::move(t)), exec_(*transport_, std::move(s), args) {}
+  void run(const void* send, void* recv, Deadline d) override { exec_.run(send, recv, d); }
+
+ private:
+  std::unique_ptr<Transport> transport_;
+  HostExecutor exec_;
+};
+
+}  // namespace
+
+void registerScheduleVariants(Registry& r) {
+  for (const AlgorithmInfo& algo : algorithms()) {
+    VariantInfo v;
+    v.coll = algo.coll;
+    v.name = algo.name;
+    v.backend = "hand";
+    v.description = algo.description;
+    v.constraints = algo.constraints;
+    v.cost = algo.cost;
+    v.unsupported = [&algo](const Communicator& comm, const CollArgs& args,
+                            const VariantOptions& opts) -> std::optional<std::string> {
+      std::string t = opts.transport.empty() ? defaultTransport(comm) : opts.transport;
+      if (auto why = transportUnsupported(t, comm)) return why;
+      if (!redOpValidFor(args.op, args.dtype)) {
+        return fmt::format("{} is not defined for {}", redOpName(args.op),
+                           dataTypeName(args.dtype));
+      }
+      if (algo.unsupported) return algo.unsupported(comm.size(), args, algoOptions(args, opts));
+      return std::nullopt;
+    };
+    v.prepare = [&algo](Communicator& comm, const CollArgs& args, const VariantOptions& opts) {
+      std::string t = opts.transport.empty() ? defaultTransport(comm) : opts.transport;
+      auto schedule = algo.build(comm.rank(), comm.size(), args, algoOptions(args, opts));
+      return std::unique_ptr<PreparedCollective>(
+          new PreparedSchedule(makeTransport(t, comm), std::move(schedule), args));
+    };
+    r.add(std::move(v));
+  }
+}
+
+}  // namespace cb

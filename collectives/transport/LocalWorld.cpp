@@ -1,0 +1,349 @@
+// Thread ranks in one process. Point-to-point is a rendezvous: the sender posts a pointer to its
+// data in the receiver's inbox and waits; the receiver copies (or reduces) straight from the
+// sender's memory and marks the post done. One copy, no staging: the zero-copy limit of a host
+// transport. Each rank has one mutex + condition variable guarding its inbox and the completion of
+// the sends it posted, so every wait is a predicate wait with a deadline (no lost wake-ups).
+#include "collectives/transport/LocalWorld.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <fmt/format.h>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "core/Error.h"
+#include "core/Reduce.h"
+
+namespace cb {
+namespace {
+
+constexpr int kScheduleTag = -1;  // tag of Transport::exchange traffic; user tags are >= 0
+
+struct Post {
+  int src;
+  int tag;
+  const void* data;
+  size_t bytes;
+  bool done = false;  // guarded by the sender's mailbox mutex
+};
+
+struct Mailbox {
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<Post*> inbox;  // posts addressed to this rank, in posting order
+};
+
+struct LocalShared {
+  explicit LocalShared(int n) : nranks(n), boxes(n) {}
+  const int nranks;
+  std::vector<Mailbox> boxes;
+  std::atomic<bool> aborted{false};
+
+  // Allgather / barrier state.
+  std::mutex gm;
+  std::condition_variable gcv;
+  uint64_t generation = 0;
+  int arrived = 0;
+  std::vector<std::vector<std::byte>> slots{static_cast<size_t>(nranks)};
+  std::shared_ptr<const std::vector<std::byte>> lastResult;
+
+  // Sub-communicators being created: (split sequence, color) -> shared state.
+  std::mutex sm;
+  std::map<std::pair<uint64_t, int>, std::shared_ptr<LocalShared>> pendingSplits;
+
+  void abortAll() {
+    aborted = true;
+    for (auto& b : boxes) {
+      std::lock_guard lk(b.m);
+      b.cv.notify_all();
+    }
+    std::lock_guard lk(gm);
+    gcv.notify_all();
+  }
+};
+
+[[noreturn]] void throwAborted() {
+  throw Error(ErrorKind::kInternal, "aborted: another rank of the local world failed");
+}
+
+class LocalComm final : public Communicator {
+ public:
+  LocalComm(std::shared_ptr<LocalShared> shared, int rank)
+      : shared_(std::move(shared)), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return shared_->nranks; }
+  WorldKind worldKind() const override { return WorldKind::kLocal; }
+
+  void send(int peer, const void* data, size_t bytes, int tag, Deadline d) override {
+    checkPeer(peer);
+    SendOp s{peer, data, bytes};
+    exchangeTagged({&s, 1}, {}, tag, d);
+  }
+  void recv(int peer, void* data, size_t bytes, int tag, Deadline d) override {
+    checkPeer(peer);
+    RecvOp r{peer, data, bytes};
+    exchangeTagged({}, {&r, 1}, tag, d);
+  }
+  void barrier(Deadline d) override { allgatherBytes(nullptr, 0, d); }
+
+  std::vector<std::byte> allgatherBytes(const void* data, size_t bytes, Deadline d) override {
+    auto& s = *shared_;
+    std::unique_lock lk(s.gm);
+    auto& slot = s.slots[rank_];
+    slot.resize(bytes);
+    if (bytes) std::memcpy(slot.data(), data, bytes);
+    uint64_t gen = s.generation;
+    if (++s.arrived == s.nranks) {
+      for (const auto& sl : s.slots) {
+        if (sl.size() != bytes) {
+          s.arrived = 0;
+          throw InternalError("allgather: ranks contributed different sizes");
+        }
+      }
+      auto result = std::make_shared<std::vector<std::byte>>();
+      result->reserve(bytes * s.nranks);
+      for (const auto& sl : s.slots) result->insert(result->end(), sl.begin(), sl.end());
+      s.lastResult = std::move(result);
+      s.arrived = 0;
+      ++s.generation;
+      s.gcv.notify_all();
+    } else {
+      while (s.generation == gen) {
+        if (s.aborted) throwAborted();
+        if (s.gcv.wait_until(lk, d.at()) == std::cv_status::timeout && s.generation == gen) {
+          d.check(fmt::format("barrier/allgather on rank {}", rank_));
+        }
+      }
+    }
+    return *s.lastResult;
+  }
+
+  std::unique_ptr<Communicator> split(int color, int key, Deadline d) override {
+    struct Entry {
+      int color, key, rank;
+    };
+    auto all = allgather(Entry{color, key, rank_}, d);
+    uint64_t seq = splitSeq_++;
+    std::unique_ptr<Communicator> out;
+    if (color >= 0) {
+      std::vector<Entry> members;
+      for (const auto& e : all) {
+        if (e.color == color) members.push_back(e);
+      }
+      std::stable_sort(members.begin(), members.end(), [](const Entry& a, const Entry& b) {
+        return a.key != b.key ? a.key < b.key : a.rank < b.rank;
+      });
+      int newRank = static_cast<int>(
+          std::find_if(members.begin(), members.end(),
+                       [&](const Entry& e) { return e.rank == rank_; }) -
+          members.begin());
+      std::shared_ptr<LocalShared> sub;
+      {
+        std::lock_guard lk(shared_->sm);
+        auto& slot = shared_->pendingSplits[{seq, color}];
+        if (!slot) slot = std::make_shared<LocalShared>(static_cast<int>(members.size()));
+        sub = slot;
+      }
+      out = std::make_unique<LocalComm>(std::move(sub), newRank);
+    }
+    barrier(d);  // every member holds its copy: the table entry can go
+    if (rank_ == 0) {
+      std::lock_guard lk(shared_->sm);
+      std::erase_if(shared_->pendingSplits, [&](const auto& kv) { return kv.first.first == seq; });
+    }
+    return out;
+  }
+
+  void exchangeTagged(std::span<const SendOp> sends, std::span<const RecvOp> recvs, int tag,
+                      Deadline d);
+  // Before giving up on a timed-out exchange: take back the posts nobody took, and wait for the
+  // ones a receiver is copying right now, so no one reads this stack frame after we leave.
+  void withdrawPosts(std::vector<Post>& posts, std::span<const SendOp> sends);
+  const std::shared_ptr<LocalShared>& shared() const { return shared_; }
+
+ private:
+  void checkPeer(int peer) const {
+    if (peer < 0 || peer >= size()) {
+      throw InternalError(fmt::format("peer {} out of range [0, {})", peer, size()));
+    }
+  }
+
+  std::shared_ptr<LocalShared> shared_;
+  int rank_;
+  uint64_t splitSeq_ = 0;
+};
+
+void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
+                               int tag, Deadline d) {
+  auto& s = *shared_;
+  auto& mine = s.boxes[rank_];
+  // Posts live on this stack frame: we return only when every receiver marked them done.
+  std::vector<Post> posts;
+  posts.reserve(sends.size());
+  for (const auto& op : sends) posts.push_back(Post{rank_, tag, op.data, op.bytes});
+  for (auto& p : posts) {
+    auto& box = s.boxes[sends[&p - posts.data()].peer];
+    std::lock_guard lk(box.m);
+    box.inbox.push_back(&p);
+    box.cv.notify_all();
+  }
+  std::vector<char> received(recvs.size(), 0);
+  size_t pendingRecvs = recvs.size();
+  auto sendsDone = [&] {
+    return std::all_of(posts.begin(), posts.end(), [](const Post& p) { return p.done; });
+  };
+  int spins = 0;
+  while (true) {
+    // Take every matching post available now; copy outside the lock.
+    for (size_t i = 0; i < recvs.size() && pendingRecvs; ++i) {
+      if (received[i]) continue;
+      const RecvOp& r = recvs[i];
+      Post* post = nullptr;
+      {
+        std::lock_guard lk(mine.m);
+        // The first post from that peer with this tag: MPI's non-overtaking order.
+        auto it = std::find_if(mine.inbox.begin(), mine.inbox.end(), [&](const Post* p) {
+          return p->src == r.peer && p->tag == tag;
+        });
+        if (it == mine.inbox.end()) continue;
+        // Receives from the same peer complete in posting order, too.
+        bool earlierPending = false;
+        for (size_t j = 0; j < i; ++j) {
+          if (!received[j] && recvs[j].peer == r.peer) earlierPending = true;
+        }
+        if (earlierPending) continue;
+        post = *it;
+        mine.inbox.erase(it);
+      }
+      if (post->bytes != r.bytes) {
+        s.abortAll();
+        throw InternalError(fmt::format("rank {} expected {} bytes from rank {}, got {}", rank_,
+                                        r.bytes, r.peer, post->bytes));
+      }
+      if (r.reduce) {
+        reduce(r.dtype, r.op, r.dst, r.local, post->data, r.bytes / dataTypeSize(r.dtype));
+      } else if (r.bytes) {
+        std::memcpy(r.dst, post->data, r.bytes);
+      }
+      {
+        auto& senderBox = s.boxes[post->src];
+        std::lock_guard lk(senderBox.m);
+        post->done = true;
+        senderBox.cv.notify_all();
+      }
+      received[i] = 1;
+      --pendingRecvs;
+    }
+    {
+      std::unique_lock lk(mine.m);
+      if (pendingRecvs == 0 && sendsDone()) return;
+      if (s.aborted) {
+        lk.unlock();
+        withdrawPosts(posts, sends);
+        throwAborted();
+      }
+      // Spin briefly (cheap when ranks <= cores), then sleep until something arrives.
+      if (++spins < 64) {
+        lk.unlock();
+        std::this_thread::yield();
+        continue;
+      }
+      auto ready = [&] {
+        if (s.aborted || (pendingRecvs == 0 && sendsDone())) return true;
+        for (size_t i = 0; i < recvs.size(); ++i) {
+          if (received[i]) continue;
+          for (const Post* p : mine.inbox) {
+            if (p->src == recvs[i].peer && p->tag == tag) return true;
+          }
+        }
+        return sendsDone() && pendingRecvs == 0;
+      };
+      if (!mine.cv.wait_until(lk, d.at(), ready)) {
+        lk.unlock();
+        withdrawPosts(posts, sends);
+        d.check(fmt::format("point-to-point exchange on rank {} ({} receive(s), {} send(s) "
+                            "pending)",
+                            rank_, pendingRecvs,
+                            std::count_if(posts.begin(), posts.end(),
+                                          [](const Post& p) { return !p.done; })));
+      }
+      spins = 0;
+    }
+  }
+}
+
+void LocalComm::withdrawPosts(std::vector<Post>& posts, std::span<const SendOp> sends) {
+  auto& s = *shared_;
+  std::vector<char> withdrawn(posts.size(), 0);
+  for (size_t i = 0; i < posts.size(); ++i) {
+    auto& box = s.boxes[sends[i].peer];
+    std::lock_guard lk(box.m);
+    auto it = std::find(box.inbox.begin(), box.inbox.end(), &posts[i]);
+    if (it != box.inbox.end()) {
+      box.inbox.erase(it);
+      withdrawn[i] = 1;
+    }
+  }
+  auto& mine = s.boxes[rank_];
+  std::unique_lock lk(mine.m);
+  mine.cv.wait(lk, [&] {
+    for (size_t i = 0; i < posts.size(); ++i) {
+      if (!withdrawn[i] && !posts[i].done) return false;
+    }
+    return true;
+  });
+}
+
+class LocalTransport final : public Transport {
+ public:
+  explicit LocalTransport(LocalComm& comm) : comm_(comm) {}
+  std::string_view name() const override { return "local"; }
+  int rank() const override { return comm_.rank(); }
+  int size() const override { return comm_.size(); }
+  void exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
+                Deadline d) override {
+    comm_.exchangeTagged(sends, recvs, kScheduleTag, d);
+  }
+
+ private:
+  LocalComm& comm_;
+};
+
+}  // namespace
+
+void LocalWorld::run(int nranks, const std::function<void(Communicator&)>& fn) {
+  if (nranks < 1) throw UsageError(fmt::format("--np must be at least 1 (got {})", nranks));
+  auto shared = std::make_shared<LocalShared>(nranks);
+  std::vector<std::exception_ptr> errors(nranks);
+  std::atomic<int> firstFailed{-1};
+  auto body = [&](int r) {
+    try {
+      LocalComm comm(shared, r);
+      fn(comm);
+    } catch (...) {
+      errors[r] = std::current_exception();
+      int expected = -1;
+      firstFailed.compare_exchange_strong(expected, r);
+      shared->abortAll();
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(nranks - 1);
+  for (int r = 1; r < nranks; ++r) threads.emplace_back(body, r);
+  body(0);  // rank 0 runs on the calling thread (it prints and writes the database)
+  for (auto& t : threads) t.join();
+  if (int f = firstFailed.load(); f >= 0) std::rethrow_exception(errors[f]);
+}
+
+std::unique_ptr<Transport> makeLocalTransport(Communicator& comm) {
+  auto* local = dynamic_cast<LocalComm*>(&comm);
+  if (!local) throw UsageError("the local transport needs a local (threads) world");
+  return std::make_unique<LocalTransport>(*local);
+}
+
+}  // namespace cb
