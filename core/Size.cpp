@@ -1,8 +1,9 @@
 #include "core/Size.h"
 
+#include <fmt/format.h>
 #include <cctype>
 #include <cmath>
-#include <fmt/format.h>
+#include <cstdlib>
 
 #include "core/Error.h"
 #include "core/Text.h"
@@ -57,15 +58,26 @@ uint64_t parseSize(std::string_view text) {
 
 std::string formatSize(uint64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024) return fmt::format("{} B", bytes);
   double v = static_cast<double>(bytes);
   int u = 0;
   while (v >= 1024 && u < 5) {
     v /= 1024;
     ++u;
   }
-  if (u == 0) return fmt::format("{} B", bytes);
-  if (v == std::floor(v)) return fmt::format("{:.0f} {}", v, kUnits[u]);
-  return fmt::format("{:.3g} {}", v, kUnits[u]);
+  // Three significant digits in fixed notation ("{:.3g}" would print 1023.9 as "1.02e+03");
+  // a value that rounds up to 1024 moves on to the next unit.
+  int decimals = v < 10 ? 2 : v < 100 ? 1 : 0;
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (std::strtod(s.c_str(), nullptr) >= 1024 && u < 5) {
+    s = fmt::format("{:.2f}", v / 1024);
+    ++u;
+  }
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return fmt::format("{} {}", s, kUnits[u]);
 }
 
 double parseDurationSeconds(std::string_view text) {
