@@ -1,6 +1,15 @@
 #include "bench/Sweep.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+#include <numeric>
+
+#include "bench/Verify.h"
+#include "collectives/transport/Transports.h"
+#include "core/Error.h"
+#include "core/Interrupt.h"
 
 namespace cb {
 
@@ -23,6 +32,319 @@ std::vector<uint64_t> sweepSizes(const SweepOptions& o) {
     s = next;
   }
   return sizes;
+}
+
+}  // namespace cb
+
+namespace cb {
+namespace {
+
+struct Buffers {
+  std::unique_ptr<DataBuffer> a;  // send (out of place) or the single in-place buffer
+  std::unique_ptr<DataBuffer> b;  // recv (out of place)
+  void* send = nullptr;
+  void* recv = nullptr;
+  size_t sendOffset = 0;  // bytes of `send` inside the storage holding it
+  size_t recvOffset = 0;
+  DataBuffer* sendStore = nullptr;
+  DataBuffer* recvStore = nullptr;
+};
+
+Buffers allocateBuffers(BufferAllocator& alloc, const CollArgs& args, int rank, int n,
+                        Placement p) {
+  const size_t es = dataTypeSize(args.dtype);
+  const size_t sb = sendCount(args, n) * es, rb = recvCount(args, n) * es;
+  Buffers buf;
+  if (p == Placement::kOut) {
+    buf.a = alloc.allocate(sb);
+    buf.b = alloc.allocate(rb);
+    buf.sendStore = buf.a.get();
+    buf.recvStore = buf.b.get();
+  } else {
+    buf.a = alloc.allocate(std::max(sb, rb));
+    buf.sendStore = buf.recvStore = buf.a.get();
+    buf.sendOffset = inPlaceSendOffset(args, rank) * es;
+    buf.recvOffset = inPlaceRecvOffset(args, rank) * es;
+  }
+  buf.a->faultIn();
+  if (buf.b) buf.b->faultIn();
+  buf.send = static_cast<char*>(buf.sendStore->data()) + buf.sendOffset;
+  buf.recv = static_cast<char*>(buf.recvStore->data()) + buf.recvOffset;
+  return buf;
+}
+
+double combine(RankCombine how, const std::vector<double>& all, int nranks, int iters, int i) {
+  double acc = how == RankCombine::kRank0 ? all[i] : (how == RankCombine::kMin ? 1e300 : 0);
+  for (int r = 0; r < nranks; ++r) {
+    double v = all[static_cast<size_t>(r) * iters + i];
+    switch (how) {
+      case RankCombine::kMax: acc = std::max(acc, v); break;
+      case RankCombine::kMin: acc = std::min(acc, v); break;
+      case RankCombine::kAvg: acc += v / nranks; break;
+      case RankCombine::kRank0: break;
+    }
+  }
+  return acc;
+}
+
+void spinFor(double seconds) {
+  double until = nowSeconds() + seconds;
+  while (nowSeconds() < until) {
+  }
+}
+
+class Engine {
+ public:
+  Engine(Communicator& comm, const SweepOptions& o, const SweepSink& sink)
+      : comm_(comm), o_(o), sink_(sink), registry_(Registry::builtin()) {}
+
+  SweepSummary run() {
+    validate();
+    auto sizes = sweepSizes(o_);
+    for (int cycle = 0; cycle < o_.cycles && !stop_; ++cycle) {
+      for (Collective c : o_.collectives) {
+        auto variants = variantsFor(c);
+        if (variants.empty()) continue;
+        for (DataType t : o_.dtypes) {
+          std::vector<RedOp> ops = hasReduction(c) ? o_.ops : std::vector<RedOp>{RedOp::kSum};
+          for (RedOp op : ops) {
+            for (uint64_t bytes : sizes) {
+              if (stop_) break;
+              CollArgs args{c, t, op, hasRoot(c) ? o_.root : 0,
+                            countForBytes(c, t, bytes, comm_.size())};
+              // Variants inside the size loop: all variants of a size are measured close in
+              // time, so drifting machine noise hits them alike.
+              for (const auto* v : variants) {
+                for (Placement p : {Placement::kOut, Placement::kIn}) {
+                  if (p == Placement::kOut && !o_.outOfPlace) continue;
+                  if (p == Placement::kIn && (!o_.inPlace || !hasInPlace(c))) continue;
+                  measurePoint(*v, args, p, cycle);
+                  checkInterrupt();
+                  if (stop_) break;
+                }
+                if (stop_) break;
+              }
+            }
+            if (comm_.rank() == 0 && sink_.onGroupEnd) sink_.onGroupEnd();
+            if (stop_) break;
+          }
+          if (stop_) break;
+        }
+        if (stop_) break;
+      }
+    }
+    summary_.interrupted = stop_;
+    return summary_;
+  }
+
+ private:
+  Deadline deadline() const { return Deadline::after(o_.timeoutSeconds); }
+
+  void validate() {
+    if (o_.collectives.empty()) throw UsageError("no collective to run");
+    if (o_.minBytes > o_.maxBytes) {
+      throw UsageError(fmt::format("minimum size {} is larger than maximum size {} (-b > -e)",
+                                   o_.minBytes, o_.maxBytes));
+    }
+    if (o_.stepBytes == 0 && o_.stepFactor < 1) {
+      throw UsageError(fmt::format("step factor -f must be >= 1 (got {})", o_.stepFactor));
+    }
+    if (o_.iterations < 1) throw UsageError("iterations -n must be at least 1");
+    if (o_.warmup < 0 || o_.checkRounds < 0 || o_.cycles < 1) {
+      throw UsageError("-w and -c must be >= 0 and -N >= 1");
+    }
+    if (o_.timeoutSeconds <= 0) throw UsageError("timeout -T must be positive");
+    if (o_.root < 0 || o_.root >= comm_.size()) {
+      throw UsageError(
+          fmt::format("root {} is out of range for {} ranks (-r)", o_.root, comm_.size()));
+    }
+    for (Collective c : o_.collectives) {
+      if (!hasReduction(c)) continue;
+      for (DataType t : o_.dtypes) {
+        for (RedOp op : o_.ops) {
+          if (!redOpValidFor(op, t)) {
+            throw UsageError(fmt::format("reduction op {} makes no sense for {} (bitwise ops "
+                                         "need an integer type)",
+                                         redOpName(op), dataTypeName(t)));
+          }
+        }
+      }
+    }
+    bool all = o_.variants.empty() ||
+               std::find(o_.variants.begin(), o_.variants.end(), "all") != o_.variants.end();
+    if (!all) {
+      for (const auto& name : o_.variants) {
+        bool found = false;
+        for (Collective c : o_.collectives) found = found || registry_.find(c, name);
+        if (!found) {
+          std::string known;
+          for (Collective c : o_.collectives) {
+            for (const auto* v : registry_.forCollective(c)) {
+              if (known.find(v->name) == std::string::npos) known += (known.empty() ? "" : ", ") + v->name;
+            }
+          }
+          throw UsageError(fmt::format("unknown algorithm '{}' for {} (known: {})", name,
+                                       collectiveName(o_.collectives.front()), known));
+        }
+      }
+    }
+  }
+
+  std::vector<const VariantInfo*> variantsFor(Collective c) const {
+    bool all = o_.variants.empty() ||
+               std::find(o_.variants.begin(), o_.variants.end(), "all") != o_.variants.end();
+    std::vector<const VariantInfo*> out;
+    for (const auto* v : registry_.forCollective(c)) {
+      if (all || std::find(o_.variants.begin(), o_.variants.end(), v->name) != o_.variants.end()) {
+        out.push_back(v);
+      }
+    }
+    return out;
+  }
+
+  std::string variantLabel(const VariantInfo& v) const {
+    if (v.backend != "hand") return v.name;
+    std::string t = o_.variantOptions.transport.empty() ? defaultTransport(comm_)
+                                                        : o_.variantOptions.transport;
+    return v.name + "/" + t;
+  }
+
+  void checkInterrupt() {
+    if (!stop_ && comm_.anyTrue(interruptRequested(), deadline())) stop_ = true;
+  }
+
+  // All ranks agree on one reason (the first rank's that has one), or none.
+  std::optional<std::string> agreeOnReason(const std::optional<std::string>& mine) {
+    auto all = comm_.allgatherStrings(mine ? "!" + *mine : std::string(), deadline());
+    for (const auto& s : all) {
+      if (!s.empty()) return s.substr(1);
+    }
+    return std::nullopt;
+  }
+
+  void emit(PointResult& pr) {
+    ++summary_.points;
+    if (pr.status == "unsupported") ++summary_.unsupported;
+    if (pr.status == "failed") ++summary_.failed;
+    if (pr.wrong > 0) summary_.wrongTotal += pr.wrong;
+    if (comm_.rank() == 0 && sink_.onPoint) sink_.onPoint(pr);
+  }
+
+  void measurePoint(const VariantInfo& v, const CollArgs& args, Placement p, int cycle) {
+    const int n = comm_.size();
+    PointResult pr{args.coll, variantLabel(v), args.dtype, args.op,
+                   hasRoot(args.coll) ? args.root : -1, algBytes(args, n), args.count, p, n};
+    std::optional<std::string> why;
+    if (v.unsupported) why = v.unsupported(comm_, args, o_.variantOptions);
+    if (auto agreed = agreeOnReason(why)) {
+      pr.status = "unsupported";
+      pr.message = *agreed;
+      emit(pr);
+      return;
+    }
+    std::unique_ptr<BufferAllocator> alloc =
+        v.allocator ? v.allocator(comm_) : std::make_unique<HostAllocator>();
+    Buffers buf;
+    std::unique_ptr<PreparedCollective> prepared;
+    std::optional<std::string> failure;
+    try {
+      buf = allocateBuffers(*alloc, args, comm_.rank(), n, p);
+      prepared = v.prepare(comm_, args, o_.variantOptions);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    if (auto agreed = agreeOnReason(failure)) {
+      pr.status = "failed";
+      pr.message = *agreed;
+      emit(pr);
+      return;
+    }
+    const size_t es = dataTypeSize(args.dtype);
+    const size_t sb = sendCount(args, n) * es, rb = recvCount(args, n) * es;
+    std::vector<std::byte> host(std::max(sb, rb));
+    fillInput(args, comm_.rank(), n, 1, host.data());
+    buf.sendStore->upload(buf.sendOffset, host.data(), sb);
+
+    const bool injected = o_.injectDelayUs > 0 &&
+                          (o_.injectDelayVariant.empty() || o_.injectDelayVariant == v.name ||
+                           o_.injectDelayVariant == pr.variant);
+    auto timedCall = [&]() {
+      comm_.barrier(deadline());
+      double t0 = nowSeconds();
+      prepared->run(buf.send, buf.recv, deadline());
+      if (injected) spinFor(o_.injectDelayUs * 1e-6);
+      double t = nowSeconds() - t0;
+      if (auto dev = prepared->lastDeviceSeconds()) t = *dev;
+      return t;
+    };
+
+    int iters = o_.iterations;
+    if (o_.timeBudgetSeconds > 0) {
+      // Adaptive: the warm-up tells the time per call; all ranks take the slowest estimate.
+      // The first call may pay one-off costs (connection set-up, caches): it is not counted.
+      int probes = std::max(o_.warmup, 2);
+      std::vector<double> t(probes);
+      for (auto& x : t) x = timedCall();
+      double perCall = percentile(std::span<const double>(t).subspan(1), 0.5);
+      auto all = comm_.allgather(perCall, deadline());
+      perCall = *std::max_element(all.begin(), all.end());
+      double want = o_.timeBudgetSeconds / std::max(perCall, 1e-7);
+      iters = static_cast<int>(std::clamp(want, 5.0, 100000.0));
+    } else {
+      for (int i = 0; i < o_.warmup; ++i) timedCall();
+    }
+
+    std::vector<double> mine(iters);
+    for (int i = 0; i < iters; ++i) mine[i] = timedCall();
+    auto bytes = comm_.allgatherBytes(mine.data(), mine.size() * sizeof(double), deadline());
+    pr.rankSamples.resize(static_cast<size_t>(n) * iters);
+    std::memcpy(pr.rankSamples.data(), bytes.data(), bytes.size());
+    pr.samples.resize(iters);
+    for (int i = 0; i < iters; ++i) pr.samples[i] = combine(o_.combine, pr.rankSamples, n, iters, i);
+    pr.iterations = iters;
+    pr.summary = summarize(pr.samples);
+    pr.timeSeconds = pick(pr.summary, o_.statistic);
+    if (pr.timeSeconds > 0) {
+      pr.algbw = static_cast<double>(pr.bytes) / pr.timeSeconds / 1e9;
+      pr.busbw = pr.algbw * busBwFactor(args.coll, n);
+    }
+
+    if (o_.checkRounds > 0) {
+      int64_t wrong = 0;
+      std::vector<std::byte> expected(rb);
+      std::vector<std::byte> poison(rb, std::byte{0xa5});
+      for (int round = 0; round < o_.checkRounds; ++round) {
+        uint64_t seed = 1000003ull * static_cast<uint64_t>(cycle + 1) + static_cast<uint64_t>(round) + 2;
+        // Poison the output first so an output the collective never wrote is caught, then
+        // write the input (in place the input lives inside the output).
+        buf.recvStore->upload(buf.recvOffset, poison.data(), rb);
+        fillInput(args, comm_.rank(), n, seed, host.data());
+        buf.sendStore->upload(buf.sendOffset, host.data(), sb);
+        comm_.barrier(deadline());
+        prepared->run(buf.send, buf.recv, deadline());
+        if (expectedOutput(args, comm_.rank(), n, seed, expected.data())) {
+          buf.recvStore->download(buf.recvOffset, host.data(), rb);
+          wrong += countWrong(args.dtype, host.data(), expected.data(), recvCount(args, n));
+        }
+      }
+      auto all = comm_.allgather<int64_t>(wrong, deadline());
+      pr.wrong = std::accumulate(all.begin(), all.end(), int64_t{0});
+    }
+    emit(pr);
+  }
+
+  Communicator& comm_;
+  const SweepOptions& o_;
+  const SweepSink& sink_;
+  const Registry& registry_;
+  SweepSummary summary_;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+SweepSummary runSweep(Communicator& comm, const SweepOptions& o, const SweepSink& sink) {
+  return Engine(comm, o, sink).run();
 }
 
 }  // namespace cb
