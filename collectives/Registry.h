@@ -18,9 +18,14 @@ namespace cb {
 
 // Options that shape how a variant runs; parsed by the CLI.
 struct VariantOptions {
-  std::string transport;      // "" = the default for the world
-  size_t chunkBytes = 0;      // pipelining chunk for algorithms that pipeline (0 = default)
-  int ranksPerNode = 0;       // hierarchical algorithms: emulate nodes of this size (0 = hosts)
+  std::string transport;  // "" = the default for the world
+  size_t chunkBytes = 0;  // pipelining chunk for algorithms that pipeline (0 = default)
+  int ranksPerNode = 0;   // hierarchical algorithms: emulate nodes of this size (0 = hosts)
+  // GPU variants (collectives/nccl), with nccl-tests' flags:
+  int blockingWait = 0;        // -z: 0 poll the stream (deadline-checked), 1 blocking sync
+  int graphLaunches = 0;       // -G: capture this many calls in a CUDA graph; time = total / N
+  int bufferRegistration = 0;  // -R: 0 none, 1 ncclCommRegister, 2 symmetric windows
+  double prepareTimeoutSeconds = 300;  // deadline for prepare() (NCCL init, bootstrap); -T
 };
 
 // A variant bound to a communicator, collective, dtype, op, root and count. run() executes one
@@ -50,7 +55,7 @@ struct VariantInfo {
                                            const VariantOptions&)>
       unsupported;
   std::function<std::unique_ptr<PreparedCollective>(Communicator&, const CollArgs&,
-                                                     const VariantOptions&)>
+                                                    const VariantOptions&)>
       prepare;
 };
 

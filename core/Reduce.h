@@ -11,9 +11,12 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "core/DataType.h"
 #include "core/Half.h"
 #include "core/HostDevice.h"
+#if !defined(__CUDACC__)
+// DataType.h needs C++20 (std::span); nvcc compiles C++17, and kernels only need the functors.
+#include "core/DataType.h"
+#endif
 
 namespace cb {
 
@@ -54,8 +57,8 @@ struct ProdFn {
   CB_HD T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
       // Promote to at least unsigned int so uint16-sized products can't overflow int.
-      using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned,
-                                   std::make_unsigned_t<T>>;
+      using U =
+          std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
       return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
     } else {
       using A = Arith<T>;
@@ -101,6 +104,9 @@ CB_HD T divideBy(T x, int n) {
   }
 }
 
+#if !defined(__CUDACC__)
+// Host-only from here: the type-erased entry points need DataType/RedOp.
+
 // Calls fn.template operator()<T>() with the storage type of `t`.
 template <class Fn>
 decltype(auto) dispatchDataType(DataType t, Fn&& fn) {
@@ -124,5 +130,6 @@ decltype(auto) dispatchDataType(DataType t, Fn&& fn) {
 void reduce(DataType t, RedOp op, void* dst, const void* a, const void* b, size_t count);
 // buf[i] = buf[i] / n (the final step of avg).
 void scaleForAvg(DataType t, void* buf, size_t count, int n);
+#endif  // !defined(__CUDACC__)
 
 }  // namespace cb
