@@ -4,22 +4,29 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace cb {
 
 struct HostInfo {
   std::string hostname;
-  std::string cpuModel;      // from hwloc (or /proc/cpuinfo)
-  int cores = 0;             // physical cores
-  int pus = 0;               // hardware threads
+  std::string cpuModel;  // from hwloc (or /proc/cpuinfo)
+  int cores = 0;         // physical cores
+  int pus = 0;           // hardware threads
   int numaNodes = 0;
-  std::string kernel;        // uname -r
-  std::string gpuModels;     // "" when none visible (NVML loaded at run time when present)
+  std::string kernel;     // uname -r
+  std::string gpuModels;  // "" when none visible (NVML loaded at run time when present)
   int gpuCount = 0;
 };
 
-// This host, read with hwloc; never throws (fields it can't read stay empty).
+// This host, read with hwloc (CPU side only: no I/O discovery, so no GPU fields); never throws
+// (fields it can't read stay empty).
 HostInfo readHostInfo();
+
+// A recorded host from an hwloc XML export (lstopo foo.xml), including the GPUs it lists as OS
+// devices with a GPUModel attribute. hostname and kernel come from the file's HostName and
+// OSRelease attributes when present. Throws EnvironmentError for a missing or unreadable file.
+HostInfo readHostInfoFromXml(const std::string& path);
 
 struct Fingerprint {
   // Comparable: collbench version and build type, compiler, MPI/UCX/CUDA/NCCL versions, CPU
@@ -28,11 +35,17 @@ struct Fingerprint {
   std::map<std::string, std::string> comparable;
   // Informative: hosts, kernel, load, ...
   std::map<std::string, std::string> informative;
-  std::string hash() const;  // hex digest of `comparable` (stable across runs and hosts)
+  // 16 hex digits: FNV-1a 64 over the length-prefixed keys and values of `comparable` in key
+  // order. Depends on nothing else (not the host, not the process), so it is stable across runs.
+  std::string hash() const;
+  // {"hash": ..., "comparable": {...}, "informative": {...}}
   std::string toJson() const;
 };
 
-// Environment variables whose names start with NCCL_, UCX_, OMPI_ or are CUDA_VISIBLE_DEVICES.
+// Environment variables whose names start with NCCL_, UCX_, OMPI_ or are CUDA_VISIBLE_DEVICES,
+// less those a launcher sets differently per rank or per launch (see
+// isRelevantEnvironmentVariable), so that two identical runs hash equal.
 std::map<std::string, std::string> relevantEnvironmentVariables();
+bool isRelevantEnvironmentVariable(std::string_view name);
 
 }  // namespace cb
