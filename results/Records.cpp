@@ -7,4 +7,12 @@ std::string_view runStatusName(RunStatus s) {
   return kNames[static_cast<size_t>(s)];
 }
 
+std::optional<RunStatus> parseRunStatus(std::string_view name) {
+  for (RunStatus s :
+       {RunStatus::kRunning, RunStatus::kOk, RunStatus::kFailed, RunStatus::kInterrupted}) {
+    if (runStatusName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
 }  // namespace cb

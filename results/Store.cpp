@@ -1,0 +1,669 @@
+// The SQLite results store (see Store.h): opening with clear errors, migrations, WAL and busy
+// handling for concurrent writers, and the queries behind `runs`, `show` and `compare`.
+#include "results/Store.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <utility>
+
+#include "core/Error.h"
+#include "results/Sqlite.h"
+
+namespace cb {
+
+namespace {
+
+using sql::SqliteError;
+using sql::Statement;
+using sql::Transaction;
+
+constexpr int kBusyTimeoutMs = 10'000;
+
+// Schema migrations, in order: kMigrations[i] takes the schema from version i to i + 1. A new
+// version appends a step; released steps never change.
+//
+// Samples: `samples` holds one row per result with the combined per-iteration times; the
+// per-rank times are one row per (result, rank) in `rank_samples`, so slow-rank diagnosis can
+// read one rank without decoding the others. Both are BLOBs of little-endian float64, in us.
+constexpr const char* kMigrations[] = {
+    // 1: runs, results, samples.
+    R"sql(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL DEFAULT '',
+  label TEXT NOT NULL DEFAULT '',
+  command_line TEXT NOT NULL DEFAULT '',
+  source TEXT NOT NULL DEFAULT 'collbench',
+  collbench_version TEXT NOT NULL DEFAULT '',
+  mpi_version TEXT NOT NULL DEFAULT '',
+  ucx_version TEXT NOT NULL DEFAULT '',
+  cuda_version TEXT NOT NULL DEFAULT '',
+  nccl_version TEXT NOT NULL DEFAULT '',
+  hosts TEXT NOT NULL DEFAULT '',
+  world_size INTEGER NOT NULL DEFAULT 0,
+  world_kind TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed', 'interrupted')),
+  fingerprint TEXT NOT NULL DEFAULT '',
+  environment_json TEXT NOT NULL DEFAULT '{}',
+  pid INTEGER NOT NULL DEFAULT 0,
+  host TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX runs_started_at ON runs (started_at);
+CREATE INDEX runs_label ON runs (label);
+CREATE INDEX runs_fingerprint ON runs (fingerprint);
+CREATE INDEX runs_running ON runs (status) WHERE status = 'running';
+
+CREATE TABLE results (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  collective TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  op TEXT NOT NULL,
+  root INTEGER NOT NULL,
+  size_bytes INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  placement TEXT NOT NULL,
+  nranks INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  message TEXT NOT NULL DEFAULT '',
+  iterations INTEGER NOT NULL,
+  time_us REAL NOT NULL,
+  statistic TEXT NOT NULL,
+  median_us REAL NOT NULL,
+  mean_us REAL NOT NULL,
+  min_us REAL NOT NULL,
+  max_us REAL NOT NULL,
+  p99_us REAL NOT NULL,
+  cv REAL NOT NULL,
+  algbw REAL NOT NULL,
+  busbw REAL NOT NULL,
+  wrong INTEGER NOT NULL
+);
+CREATE INDEX results_run_id ON results (run_id);
+CREATE INDEX results_point ON results (collective, variant, dtype, op, size_bytes, placement);
+
+CREATE TABLE samples (
+  result_id INTEGER PRIMARY KEY REFERENCES results (id) ON DELETE CASCADE,
+  times_us BLOB NOT NULL
+);
+
+CREATE TABLE rank_samples (
+  result_id INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+  rank INTEGER NOT NULL,
+  times_us BLOB NOT NULL,
+  PRIMARY KEY (result_id, rank)
+) WITHOUT ROWID;
+)sql",
+};
+
+constexpr int kLatestVersion = static_cast<int>(std::size(kMigrations));
+
+constexpr const char* kRunColumns =
+    "id, started_at, finished_at, label, command_line, source, collbench_version, mpi_version, "
+    "ucx_version, cuda_version, nccl_version, hosts, world_size, world_kind, status, "
+    "fingerprint, environment_json, pid, host";
+
+constexpr const char* kResultColumns =
+    "id, run_id, collective, variant, dtype, op, root, size_bytes, count, placement, nranks, "
+    "status, message, iterations, time_us, statistic, median_us, mean_us, min_us, max_us, "
+    "p99_us, cv, algbw, busbw, wrong";
+
+RunRecord readRun(const Statement& s) {
+  RunRecord r;
+  int c = 0;
+  r.id = s.int64At(c++);
+  r.startedAt = s.textAt(c++);
+  r.finishedAt = s.textAt(c++);
+  r.label = s.textAt(c++);
+  r.commandLine = s.textAt(c++);
+  r.source = s.textAt(c++);
+  r.collbenchVersion = s.textAt(c++);
+  r.mpiVersion = s.textAt(c++);
+  r.ucxVersion = s.textAt(c++);
+  r.cudaVersion = s.textAt(c++);
+  r.ncclVersion = s.textAt(c++);
+  r.hosts = s.textAt(c++);
+  r.worldSize = static_cast<int>(s.int64At(c++));
+  r.worldKind = s.textAt(c++);
+  std::string status = s.textAt(c++);
+  // The CHECK constraint keeps other names out.
+  r.status = parseRunStatus(status).value_or(RunStatus::kFailed);
+  r.fingerprint = s.textAt(c++);
+  r.environmentJson = s.textAt(c++);
+  r.pid = s.int64At(c++);
+  r.host = s.textAt(c++);
+  return r;
+}
+
+ResultRecord readResult(const Statement& s) {
+  ResultRecord r;
+  int c = 0;
+  r.id = s.int64At(c++);
+  r.runId = s.int64At(c++);
+  r.collective = s.textAt(c++);
+  r.variant = s.textAt(c++);
+  r.dtype = s.textAt(c++);
+  r.op = s.textAt(c++);
+  r.root = static_cast<int>(s.int64At(c++));
+  r.sizeBytes = static_cast<uint64_t>(s.int64At(c++));
+  r.count = static_cast<uint64_t>(s.int64At(c++));
+  r.placement = s.textAt(c++);
+  r.nranks = static_cast<int>(s.int64At(c++));
+  r.status = s.textAt(c++);
+  r.message = s.textAt(c++);
+  r.iterations = s.int64At(c++);
+  r.timeUs = s.doubleAt(c++);
+  r.statistic = s.textAt(c++);
+  r.medianUs = s.doubleAt(c++);
+  r.meanUs = s.doubleAt(c++);
+  r.minUs = s.doubleAt(c++);
+  r.maxUs = s.doubleAt(c++);
+  r.p99Us = s.doubleAt(c++);
+  r.cv = s.doubleAt(c++);
+  r.algbw = s.doubleAt(c++);
+  r.busbw = s.doubleAt(c++);
+  r.wrong = s.int64At(c++);
+  return r;
+}
+
+// The three inserts of one result, prepared once per transaction (imports add thousands).
+class ResultWriter {
+ public:
+  ResultWriter(sqlite3* db, const std::string& path)
+      : db_(db),
+        path_(path),
+        result_(db,
+                "INSERT INTO results (run_id, collective, variant, dtype, op, root, size_bytes, "
+                "count, placement, nranks, status, message, iterations, time_us, statistic, "
+                "median_us, mean_us, min_us, max_us, p99_us, cv, algbw, busbw, wrong) VALUES "
+                "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+                "?18, ?19, ?20, ?21, ?22, ?23, ?24)"),
+        samples_(db, "INSERT INTO samples (result_id, times_us) VALUES (?1, ?2)"),
+        rankSamples_(db,
+                     "INSERT INTO rank_samples (result_id, rank, times_us) VALUES (?1, ?2, ?3)") {}
+
+  void write(const ResultRecord& r) {
+    size_t perRank = 0;
+    if (!r.rankSamplesUs.empty()) {
+      if (r.nranks <= 0 || r.rankSamplesUs.size() % static_cast<size_t>(r.nranks) != 0) {
+        throw InternalError(
+            fmt::format("cannot store {} {} {} B: {} per-rank samples do not split over {} ranks",
+                        r.collective, r.variant, r.sizeBytes, r.rankSamplesUs.size(), r.nranks));
+      }
+      perRank = r.rankSamplesUs.size() / static_cast<size_t>(r.nranks);
+    }
+    result_.reset();
+    int i = 1;
+    result_.bind(i++, r.runId);
+    result_.bind(i++, r.collective);
+    result_.bind(i++, r.variant);
+    result_.bind(i++, r.dtype);
+    result_.bind(i++, r.op);
+    result_.bind(i++, r.root);
+    result_.bind(i++, static_cast<int64_t>(r.sizeBytes));
+    result_.bind(i++, static_cast<int64_t>(r.count));
+    result_.bind(i++, r.placement);
+    result_.bind(i++, r.nranks);
+    result_.bind(i++, r.status);
+    result_.bind(i++, r.message);
+    result_.bind(i++, r.iterations);
+    result_.bind(i++, r.timeUs);
+    result_.bind(i++, r.statistic);
+    result_.bind(i++, r.medianUs);
+    result_.bind(i++, r.meanUs);
+    result_.bind(i++, r.minUs);
+    result_.bind(i++, r.maxUs);
+    result_.bind(i++, r.p99Us);
+    result_.bind(i++, r.cv);
+    result_.bind(i++, r.algbw);
+    result_.bind(i++, r.busbw);
+    result_.bind(i++, r.wrong);
+    try {
+      result_.run();
+    } catch (const SqliteError& e) {
+      if (e.code() == SQLITE_CONSTRAINT) {
+        throw DatabaseError(
+            fmt::format("cannot add a result to run {} in '{}': {}", r.runId, path_, e.detail()));
+      }
+      throw;
+    }
+    int64_t id = sqlite3_last_insert_rowid(db_);
+    if (!r.samplesUs.empty()) {
+      samples_.reset();
+      samples_.bind(1, id).bindBlob(2, sql::encodeDoubles(r.samplesUs));
+      samples_.run();
+    }
+    for (int rank = 0; perRank > 0 && rank < r.nranks; ++rank) {
+      std::span<const double> row(r.rankSamplesUs.data() + rank * perRank, perRank);
+      rankSamples_.reset();
+      rankSamples_.bind(1, id).bind(2, rank).bindBlob(3, sql::encodeDoubles(row));
+      rankSamples_.run();
+    }
+  }
+
+ private:
+  sqlite3* db_;
+  const std::string& path_;
+  Statement result_, samples_, rankSamples_;
+};
+
+int64_t pragmaInt(sqlite3* db, const char* pragma) {
+  Statement s(db, fmt::format("PRAGMA {}", pragma));
+  return s.step() ? s.int64At(0) : 0;
+}
+
+// A date or datetime as RunFilter documents it, normalized to the stored form (T separator).
+std::string normalizeTimeBound(const std::string& text, const char* flag) {
+  std::string t = text;
+  if (t.size() > 10 && t[10] == ' ') t[10] = 'T';
+  // YYYY-MM-DD, then optionally THH, :MM, :SS, fraction and Z.
+  const char* shape = "dddd-dd-dd";
+  bool ok = t.size() >= 10;
+  for (size_t i = 0; ok && i < 10; ++i) {
+    ok = shape[i] == 'd' ? (t[i] >= '0' && t[i] <= '9') : t[i] == shape[i];
+  }
+  if (ok && t.size() > 10) {
+    ok = t[10] == 'T' && t.size() >= 13;
+    for (size_t i = 11; ok && i < t.size(); ++i) {
+      char ch = t[i];
+      ok = (ch >= '0' && ch <= '9') || ch == ':' || ch == '.' || (ch == 'Z' && i + 1 == t.size());
+    }
+  }
+  if (!ok) {
+    throw UsageError(fmt::format(
+        "{} '{}': expected a UTC date or datetime such as 2025-03-01 or 2025-03-01T12:00", flag,
+        text));
+  }
+  return t;
+}
+
+bool processGone(int64_t pid) {
+  if (pid <= 0) return false;  // unknown: never reap
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+// Why `path` (which does not exist) cannot be created, or "" when its directory looks fine.
+std::string whyNotCreatable(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  struct stat st {};
+  if (::stat(parent.c_str(), &st) != 0) {
+    if (errno == ENOENT) return fmt::format("directory '{}' does not exist", parent.string());
+    if (errno == ENOTDIR) return fmt::format("'{}' is not a directory", parent.string());
+    return fmt::format("'{}': {}", parent.string(), std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) return fmt::format("'{}' is not a directory", parent.string());
+  if (::access(parent.c_str(), W_OK | X_OK) != 0) {
+    return fmt::format("directory '{}' is not writable", parent.string());
+  }
+  return "";
+}
+
+struct CloseDb {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+using DbHandle = std::unique_ptr<sqlite3, CloseDb>;
+
+// Identity, integrity, version and connection settings of a freshly opened connection; then
+// the migrations. Throws SqliteError from SQLite, DatabaseError for what it finds.
+void prepareDatabase(sqlite3* db, const std::string& path) {
+  // The first read of the header: a file that is not SQLite fails here with SQLITE_NOTADB.
+  // The three reads share one read transaction: another process may be creating the schema
+  // right now, and a half-old, half-new view would look like a foreign database.
+  int64_t appId = 0, version = 0;
+  std::vector<std::string> objects;
+  sql::retryBusy(
+      [&] {
+        sql::exec(db, "BEGIN");
+        try {
+          appId = pragmaInt(db, "application_id");
+          version = pragmaInt(db, "user_version");
+          objects.clear();
+          Statement s(
+              db, "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name");
+          while (s.step()) objects.push_back(s.textAt(0));
+        } catch (...) {
+          sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+          throw;
+        }
+        sql::exec(db, "COMMIT");
+      },
+      60);
+  bool fresh = appId == 0 && version == 0 && objects.empty();
+  if (appId != Store::kApplicationId && !fresh) {
+    if (objects.size() > 4) {
+      objects.resize(4);
+      objects.push_back("...");
+    }
+    throw DatabaseError(fmt::format(
+        "'{}' is not a collbench database (SQLite file with application_id {:#x} and tables: "
+        "{})",
+        path, static_cast<uint32_t>(appId), fmt::join(objects, ", ")));
+  }
+  {
+    // quick_check reads every page (O(size), without the index cross-checks of
+    // integrity_check): a damaged file is reported here rather than as odd results later.
+    Statement s(db, "PRAGMA quick_check(3)");
+    std::vector<std::string> problems;
+    while (s.step()) problems.push_back(s.textAt(0));
+    if (!(problems.size() == 1 && problems[0] == "ok")) {
+      throw DatabaseError(
+          fmt::format("database '{}' is corrupt: {}", path, fmt::join(problems, "; ")));
+    }
+  }
+  if (version > kLatestVersion) {
+    throw DatabaseError(fmt::format(
+        "database '{}' has schema version {}, newer than this collbench supports ({}): use a "
+        "newer collbench",
+        path, version, kLatestVersion));
+  }
+
+  // WAL: readers never block the writer and a crash mid-transaction loses only that
+  // transaction. Changing the journal mode may return BUSY without the busy handler.
+  sql::retryBusy([&] { sql::exec(db, "PRAGMA journal_mode = WAL"); }, 60);
+  // In WAL mode NORMAL syncs at checkpoints only: a power loss may drop the last commits but
+  // never corrupts the file.
+  sql::exec(db, "PRAGMA synchronous = NORMAL");
+  sql::exec(db, "PRAGMA foreign_keys = ON");
+
+  if (version == kLatestVersion) return;
+  Transaction tx(db);
+  // Another process may have migrated between our read and the write lock.
+  version = pragmaInt(db, "user_version");
+  appId = pragmaInt(db, "application_id");
+  if (appId != 0 && appId != Store::kApplicationId) {
+    throw DatabaseError(fmt::format("'{}' is not a collbench database", path));
+  }
+  for (int v = static_cast<int>(version); v < kLatestVersion; ++v) {
+    sql::exec(db, kMigrations[v]);
+  }
+  // PRAGMAs take no bound parameters; both values are integer constants of this file.
+  sql::exec(db, fmt::format("PRAGMA user_version = {}", kLatestVersion));
+  sql::exec(db, fmt::format("PRAGMA application_id = {}", Store::kApplicationId));
+  tx.commit();
+}
+
+}  // namespace
+
+std::string localHostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
+std::string utcTimestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+Store Store::open(const std::string& path, bool create) {
+  if (path.empty()) throw DatabaseError("empty database path");
+  struct stat st {};
+  bool exists = ::stat(path.c_str(), &st) == 0;
+  if (!exists && errno != ENOENT && errno != ENOTDIR) {
+    throw DatabaseError(fmt::format("cannot open database '{}': {}", path, std::strerror(errno)));
+  }
+  if (!exists && !create) throw DatabaseError(fmt::format("no database at '{}'", path));
+  if (!exists) {
+    if (std::string why = whyNotCreatable(path); !why.empty()) {
+      throw DatabaseError(fmt::format("cannot create database '{}': {}", path, why));
+    }
+  } else if (S_ISDIR(st.st_mode)) {
+    throw DatabaseError(fmt::format("'{}' is a directory, not a collbench database", path));
+  }
+
+  sqlite3* raw = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  DbHandle db(raw);
+  if (rc != SQLITE_OK) {
+    int err = raw ? sqlite3_system_errno(raw) : 0;
+    std::string why = err ? std::strerror(err) : (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
+    throw DatabaseError(
+        fmt::format("cannot {} database '{}': {}", exists ? "open" : "create", path, why));
+  }
+  sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
+  try {
+    prepareDatabase(db.get(), path);
+  } catch (const SqliteError& e) {
+    if (e.code() == SQLITE_NOTADB) {
+      throw DatabaseError(
+          fmt::format("'{}' is not a collbench database (file is not SQLite)", path));
+    }
+    if (e.code() == SQLITE_CORRUPT) {
+      throw DatabaseError(fmt::format("database '{}' is corrupt: {}", path, e.detail()));
+    }
+    if (e.code() == SQLITE_READONLY || e.code() == SQLITE_CANTOPEN) {
+      throw DatabaseError(fmt::format("cannot write database '{}': {}", path, e.detail()));
+    }
+    throw DatabaseError(fmt::format("cannot open database '{}': {}", path, e.detail()));
+  }
+  return Store(db.release(), path);
+}
+
+Store::Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
+Store::~Store() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+Store::Store(Store&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+
+Store& Store::operator=(Store&& other) noexcept {
+  if (this != &other) {
+    if (db_) sqlite3_close_v2(db_);
+    db_ = std::exchange(other.db_, nullptr);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+int Store::schemaVersion() const { return static_cast<int>(pragmaInt(db_, "user_version")); }
+
+int Store::latestSchemaVersion() { return kLatestVersion; }
+
+int64_t Store::beginRun(const RunRecord& run) {
+  RunRecord r = run;
+  if (r.startedAt.empty()) r.startedAt = utcTimestamp();
+  if (r.status == RunStatus::kRunning && r.pid == 0) {
+    r.pid = ::getpid();
+    if (r.host.empty()) r.host = localHostName();
+  }
+  Transaction tx(db_);
+  Statement s(db_,
+              "INSERT INTO runs (started_at, finished_at, label, command_line, source, "
+              "collbench_version, mpi_version, ucx_version, cuda_version, nccl_version, hosts, "
+              "world_size, world_kind, status, fingerprint, environment_json, pid, host) VALUES "
+              "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
+  int i = 1;
+  s.bind(i++, r.startedAt);
+  s.bind(i++, r.finishedAt);
+  s.bind(i++, r.label);
+  s.bind(i++, r.commandLine);
+  s.bind(i++, r.source);
+  s.bind(i++, r.collbenchVersion);
+  s.bind(i++, r.mpiVersion);
+  s.bind(i++, r.ucxVersion);
+  s.bind(i++, r.cudaVersion);
+  s.bind(i++, r.ncclVersion);
+  s.bind(i++, r.hosts);
+  s.bind(i++, r.worldSize);
+  s.bind(i++, r.worldKind);
+  s.bind(i++, runStatusName(r.status));
+  s.bind(i++, r.fingerprint);
+  s.bind(i++, r.environmentJson.empty() ? std::string_view("{}") : r.environmentJson);
+  s.bind(i++, r.pid);
+  s.bind(i++, r.host);
+  s.run();
+  int64_t id = sqlite3_last_insert_rowid(db_);
+  tx.commit();
+  return id;
+}
+
+void Store::addResult(const ResultRecord& result) {
+  Transaction tx(db_);
+  ResultWriter writer(db_, path_);
+  writer.write(result);
+  tx.commit();
+}
+
+void Store::addResults(const std::vector<ResultRecord>& results) {
+  Transaction tx(db_);
+  ResultWriter writer(db_, path_);
+  for (const ResultRecord& r : results) writer.write(r);
+  tx.commit();
+}
+
+void Store::finishRun(int64_t runId, RunStatus status) {
+  Transaction tx(db_);
+  Statement s(db_, "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3");
+  s.bind(1, runStatusName(status)).bind(2, utcTimestamp()).bind(3, runId);
+  s.run();
+  if (sqlite3_changes(db_) == 0) {
+    throw DatabaseError(fmt::format("no run {} in '{}'", runId, path_));
+  }
+  tx.commit();
+}
+
+void Store::reapDeadRuns() {
+  // Read first without the write lock: usually nothing is left running, and `runs`/`show`
+  // should not queue behind a writer for nothing.
+  std::vector<int64_t> dead;
+  {
+    Statement s(db_, "SELECT id, pid FROM runs WHERE status = 'running' AND host = ?1");
+    s.bind(1, localHostName());
+    while (s.step()) {
+      if (processGone(s.int64At(1))) dead.push_back(s.int64At(0));
+    }
+  }
+  if (dead.empty()) return;
+  Transaction tx(db_);
+  Statement s(db_,
+              "UPDATE runs SET status = 'interrupted', finished_at = ?1 "
+              "WHERE id = ?2 AND status = 'running'");
+  std::string now = utcTimestamp();
+  for (int64_t id : dead) {
+    s.reset();
+    s.bind(1, now).bind(2, id);
+    s.run();
+  }
+  tx.commit();
+}
+
+std::vector<RunRecord> Store::listRuns(const RunFilter& filter) const {
+  std::string query = fmt::format("SELECT {} FROM runs WHERE 1", kRunColumns);
+  // Values to bind, in order; the clauses hold only placeholders.
+  std::vector<std::string> values;
+  if (filter.label) {
+    values.push_back(*filter.label);
+    query += fmt::format(" AND label = ?{}", values.size());
+  }
+  if (filter.since) {
+    values.push_back(normalizeTimeBound(*filter.since, "--since"));
+    query += fmt::format(" AND started_at >= ?{}", values.size());
+  }
+  if (filter.until) {
+    // '~' sorts after every character of a timestamp: the bound includes its whole prefix.
+    values.push_back(normalizeTimeBound(*filter.until, "--until") + "~");
+    query += fmt::format(" AND started_at <= ?{}", values.size());
+  }
+  if (filter.fingerprint) {
+    values.push_back(*filter.fingerprint);
+    query += fmt::format(" AND fingerprint = ?{}", values.size());
+  }
+  query += " ORDER BY started_at DESC, id DESC";
+  if (filter.limit > 0) query += fmt::format(" LIMIT ?{}", values.size() + 1);
+  Statement s(db_, query);
+  for (size_t i = 0; i < values.size(); ++i) s.bind(static_cast<int>(i + 1), values[i]);
+  if (filter.limit > 0) s.bind(static_cast<int>(values.size() + 1), filter.limit);
+  std::vector<RunRecord> runs;
+  while (s.step()) runs.push_back(readRun(s));
+  return runs;
+}
+
+std::optional<RunRecord> Store::findRun(int64_t id) const {
+  Statement s(db_, fmt::format("SELECT {} FROM runs WHERE id = ?1", kRunColumns));
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return readRun(s);
+}
+
+std::vector<ResultRecord> Store::results(int64_t runId, bool withSamples) const {
+  std::vector<ResultRecord> out;
+  {
+    Statement s(
+        db_, fmt::format("SELECT {} FROM results WHERE run_id = ?1 ORDER BY id", kResultColumns));
+    s.bind(1, runId);
+    while (s.step()) out.push_back(readResult(s));
+  }
+  if (!withSamples || out.empty()) return out;
+  // `out` is in id order: sample rows find their result by binary search.
+  auto byId = [&](int64_t id) -> ResultRecord* {
+    auto it = std::lower_bound(out.begin(), out.end(), id,
+                               [](const ResultRecord& r, int64_t v) { return r.id < v; });
+    return it != out.end() && it->id == id ? &*it : nullptr;
+  };
+  {
+    Statement s(db_,
+                "SELECT s.result_id, s.times_us FROM samples s JOIN results r ON r.id = "
+                "s.result_id WHERE r.run_id = ?1");
+    s.bind(1, runId);
+    while (s.step()) {
+      if (ResultRecord* r = byId(s.int64At(0))) r->samplesUs = s.doublesAt(1);
+    }
+  }
+  {
+    Statement s(db_,
+                "SELECT s.result_id, s.times_us FROM rank_samples s JOIN results r ON r.id = "
+                "s.result_id WHERE r.run_id = ?1 ORDER BY s.result_id, s.rank");
+    s.bind(1, runId);
+    while (s.step()) {
+      if (ResultRecord* r = byId(s.int64At(0))) {
+        std::vector<double> row = s.doublesAt(1);
+        r->rankSamplesUs.insert(r->rankSamplesUs.end(), row.begin(), row.end());
+      }
+    }
+  }
+  return out;
+}
+
+RunSummary Store::summarizeRun(int64_t runId) const {
+  RunSummary summary;
+  {
+    Statement s(db_,
+                "SELECT count(*), coalesce(sum(status <> 'ok'), 0), coalesce(max(wrong), -1) "
+                "FROM results WHERE run_id = ?1");
+    s.bind(1, runId);
+    if (s.step()) {
+      summary.results = s.int64At(0);
+      summary.notOk = s.int64At(1);
+      summary.worstWrong = s.int64At(2);
+    }
+  }
+  Statement s(db_,
+              "SELECT collective FROM results WHERE run_id = ?1 GROUP BY collective "
+              "ORDER BY min(id)");
+  s.bind(1, runId);
+  while (s.step()) summary.collectives.push_back(s.textAt(0));
+  return summary;
+}
+
+}  // namespace cb
