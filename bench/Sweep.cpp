@@ -1,9 +1,9 @@
 #include "bench/Sweep.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fmt/format.h>
 #include <numeric>
 
 #include "bench/Verify.h"
@@ -25,9 +25,10 @@ std::vector<uint64_t> sweepSizes(const SweepOptions& o) {
   uint64_t s = o.minBytes;
   while (s <= o.maxBytes) {
     sizes.push_back(s);
-    uint64_t next = o.stepBytes > 0 ? s + o.stepBytes
-                                    : static_cast<uint64_t>(std::llround(
-                                          static_cast<double>(s) * o.stepFactor));
+    uint64_t next =
+        o.stepBytes > 0
+            ? s + o.stepBytes
+            : static_cast<uint64_t>(std::llround(static_cast<double>(s) * o.stepFactor));
     if (next <= s) break;  // -f 1 or min 0: one point, as nccl-tests does
     s = next;
   }
@@ -163,9 +164,10 @@ class Engine {
       for (DataType t : o_.dtypes) {
         for (RedOp op : o_.ops) {
           if (!redOpValidFor(op, t)) {
-            throw UsageError(fmt::format("reduction op {} makes no sense for {} (bitwise ops "
-                                         "need an integer type)",
-                                         redOpName(op), dataTypeName(t)));
+            throw UsageError(
+                fmt::format("reduction op {} makes no sense for {} (bitwise ops "
+                            "need an integer type)",
+                            redOpName(op), dataTypeName(t)));
           }
         }
       }
@@ -180,7 +182,8 @@ class Engine {
           std::string known;
           for (Collective c : o_.collectives) {
             for (const auto* v : registry_.forCollective(c)) {
-              if (known.find(v->name) == std::string::npos) known += (known.empty() ? "" : ", ") + v->name;
+              if (known.find(v->name) == std::string::npos)
+                known += (known.empty() ? "" : ", ") + v->name;
             }
           }
           throw UsageError(fmt::format("unknown algorithm '{}' for {} (known: {})", name,
@@ -204,8 +207,8 @@ class Engine {
 
   std::string variantLabel(const VariantInfo& v) const {
     if (v.backend != "hand") return v.name;
-    std::string t = o_.variantOptions.transport.empty() ? defaultTransport(comm_)
-                                                        : o_.variantOptions.transport;
+    std::string t =
+        o_.variantOptions.transport.empty() ? defaultTransport(comm_) : o_.variantOptions.transport;
     return v.name + "/" + t;
   }
 
@@ -232,8 +235,15 @@ class Engine {
 
   void measurePoint(const VariantInfo& v, const CollArgs& args, Placement p, int cycle) {
     const int n = comm_.size();
-    PointResult pr{args.coll, variantLabel(v), args.dtype, args.op,
-                   hasRoot(args.coll) ? args.root : -1, algBytes(args, n), args.count, p, n};
+    PointResult pr{args.coll,
+                   variantLabel(v),
+                   args.dtype,
+                   args.op,
+                   hasRoot(args.coll) ? args.root : -1,
+                   algBytes(args, n),
+                   args.count,
+                   p,
+                   n};
     std::optional<std::string> why;
     if (v.unsupported) why = v.unsupported(comm_, args, o_.variantOptions);
     if (auto agreed = agreeOnReason(why)) {
@@ -265,9 +275,9 @@ class Engine {
     fillInput(args, comm_.rank(), n, 1, host.data());
     buf.sendStore->upload(buf.sendOffset, host.data(), sb);
 
-    const bool injected = o_.injectDelayUs > 0 &&
-                          (o_.injectDelayVariant.empty() || o_.injectDelayVariant == v.name ||
-                           o_.injectDelayVariant == pr.variant);
+    const bool injected =
+        o_.injectDelayUs > 0 && (o_.injectDelayVariant.empty() || o_.injectDelayVariant == v.name ||
+                                 o_.injectDelayVariant == pr.variant);
     auto timedCall = [&]() {
       comm_.barrier(deadline());
       double t0 = nowSeconds();
@@ -300,7 +310,8 @@ class Engine {
     pr.rankSamples.resize(static_cast<size_t>(n) * iters);
     std::memcpy(pr.rankSamples.data(), bytes.data(), bytes.size());
     pr.samples.resize(iters);
-    for (int i = 0; i < iters; ++i) pr.samples[i] = combine(o_.combine, pr.rankSamples, n, iters, i);
+    for (int i = 0; i < iters; ++i)
+      pr.samples[i] = combine(o_.combine, pr.rankSamples, n, iters, i);
     pr.iterations = iters;
     pr.summary = summarize(pr.samples);
     pr.timeSeconds = pick(pr.summary, o_.statistic);
@@ -314,7 +325,8 @@ class Engine {
       std::vector<std::byte> expected(rb);
       std::vector<std::byte> poison(rb, std::byte{0xa5});
       for (int round = 0; round < o_.checkRounds; ++round) {
-        uint64_t seed = 1000003ull * static_cast<uint64_t>(cycle + 1) + static_cast<uint64_t>(round) + 2;
+        uint64_t seed =
+            1000003ull * static_cast<uint64_t>(cycle + 1) + static_cast<uint64_t>(round) + 2;
         // Poison the output first so an output the collective never wrote is caught, then
         // write the input (in place the input lives inside the output).
         buf.recvStore->upload(buf.recvOffset, poison.data(), rb);

@@ -33,8 +33,26 @@ struct AlgorithmInfo {
 
 std::span<const AlgorithmInfo> algorithms();
 
+// AllReduce
 Schedule ringAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+Schedule recDoublingAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+Schedule rabenseifnerAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+Schedule treeAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+Schedule oneShotAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+Schedule twoShotAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+Schedule hierarchicalAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+// AllGather
 Schedule ringAllGather(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+Schedule recDoublingAllGather(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+Schedule bruckAllGather(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+Schedule directAllGather(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+// ReduceScatter
 Schedule ringReduceScatter(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+Schedule recHalvingReduceScatter(int rank, int nranks, const CollArgs& args,
+                                 const AlgoOptions& opts);
+Schedule directReduceScatter(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+// Broadcast (root from CollArgs::root)
+Schedule binomialBroadcast(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+Schedule chainBroadcast(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
 
 }  // namespace cb

@@ -24,20 +24,23 @@ Schedule ringAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOpt
   const int right = (rank + 1) % nranks, left = (rank - 1 + nranks) % nranks;
   const size_t r = static_cast<size_t>(rank);
   if (nranks == 1) {
-    b.newPhase().steps.push_back(copyStep({BufferRef::kSend, 0, count}, {BufferRef::kRecv, 0, count}));
+    b.newPhase().steps.push_back(
+        copyStep({BufferRef::kSend, 0, count}, {BufferRef::kRecv, 0, count}));
     return std::move(b).build();
   }
   for (size_t s = 0; s + 1 < n; ++s) {
     auto& ph = b.newPhase();
     // Step 0 sends the raw contribution; later steps forward what the previous step reduced.
-    ph.steps.push_back(sendStep(right, chunk(s == 0 ? BufferRef::kSend : BufferRef::kRecv,
-                                             r + n - s)));
+    ph.steps.push_back(
+        sendStep(right, chunk(s == 0 ? BufferRef::kSend : BufferRef::kRecv, r + n - s)));
     size_t j = r + 2 * n - s - 1;
-    ph.steps.push_back(recvReduceStep(left, chunk(BufferRef::kSend, j), chunk(BufferRef::kRecv, j)));
+    ph.steps.push_back(
+        recvReduceStep(left, chunk(BufferRef::kSend, j), chunk(BufferRef::kRecv, j)));
   }
   for (size_t s = 0; s + 1 < n; ++s) {
     auto& ph = b.newPhase();
-    if (s == 0 && args.op == RedOp::kAvg) ph.steps.push_back(scaleStep(chunk(BufferRef::kRecv, r + 1)));
+    if (s == 0 && args.op == RedOp::kAvg)
+      ph.steps.push_back(scaleStep(chunk(BufferRef::kRecv, r + 1)));
     ph.steps.push_back(sendStep(right, chunk(BufferRef::kRecv, r + 1 + n - s)));
     ph.steps.push_back(recvStep(left, chunk(BufferRef::kRecv, r + n - s)));
   }

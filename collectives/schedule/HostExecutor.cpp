@@ -51,8 +51,8 @@ void HostExecutor::run(const void* send, void* recv, Deadline d) {
         case StepKind::kSend: sends.push_back({st.peer, ptr(st.src), st.src.count * es}); break;
         case StepKind::kRecv: recvs.push_back({st.peer, ptr(st.dst), st.dst.count * es}); break;
         case StepKind::kRecvReduce:
-          recvs.push_back({st.peer, ptr(st.dst), st.dst.count * es, true, ptr(st.src),
-                           args_.dtype, args_.op});
+          recvs.push_back(
+              {st.peer, ptr(st.dst), st.dst.count * es, true, ptr(st.src), args_.dtype, args_.op});
           break;
       }
     }

@@ -5,9 +5,9 @@
 // show as wrong numbers or hangs.
 #include "collectives/schedule/ReferenceExecutor.h"
 
+#include <fmt/format.h>
 #include <cstring>
 #include <deque>
-#include <fmt/format.h>
 #include <map>
 
 #include "core/Error.h"
@@ -100,8 +100,7 @@ class Reference {
     for (const auto& [key, ch] : channels_) {
       if (!ch.sends.empty() || !ch.recvs.empty()) {
         throw InternalError(fmt::format("{} unmatched message(s) from rank {} to rank {}",
-                                        ch.sends.size() + ch.recvs.size(), key.first,
-                                        key.second));
+                                        ch.sends.size() + ch.recvs.size(), key.first, key.second));
       }
     }
   }
@@ -140,8 +139,7 @@ class Reference {
                  st.dst.count);
           break;
         case StepKind::kScale:
-          scaleForAvg(args_.dtype, ptr(r, st.dst), st.dst.count,
-                      static_cast<int>(sched_.size()));
+          scaleForAvg(args_.dtype, ptr(r, st.dst), st.dst.count, static_cast<int>(sched_.size()));
           break;
         case StepKind::kSend:
           checkPeer(r, st.peer);

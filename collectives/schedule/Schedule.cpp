@@ -1,7 +1,7 @@
 #include "collectives/schedule/Schedule.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "core/Error.h"
 
@@ -55,9 +55,8 @@ void checkSpan(const Schedule& s, const Span& sp, int rank, size_t phase, const 
   if (sp.offset > cap || sp.count > cap - sp.offset) {
     static constexpr const char* kNames[] = {"send", "recv", "scratch"};
     throw InternalError(fmt::format(
-        "schedule of rank {} phase {}: {} span [{}, {}) outside the {} buffer of {} elements",
-        rank, phase, what, sp.offset, sp.offset + sp.count, kNames[static_cast<int>(sp.buf)],
-        cap));
+        "schedule of rank {} phase {}: {} span [{}, {}) outside the {} buffer of {} elements", rank,
+        phase, what, sp.offset, sp.offset + sp.count, kNames[static_cast<int>(sp.buf)], cap));
   }
 }
 
@@ -74,9 +73,10 @@ void validateBounds(const Schedule& s, int rank) {
           checkSpan(s, st.src, rank, p, "source");
           checkSpan(s, st.dst, rank, p, "destination");
           if (st.src.count != st.dst.count) {
-            throw InternalError(fmt::format("schedule of rank {} phase {}: source and destination "
-                                            "counts differ ({} vs {})",
-                                            rank, p, st.src.count, st.dst.count));
+            throw InternalError(
+                fmt::format("schedule of rank {} phase {}: source and destination "
+                            "counts differ ({} vs {})",
+                            rank, p, st.src.count, st.dst.count));
           }
       }
     }

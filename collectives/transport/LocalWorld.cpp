@@ -5,13 +5,13 @@
 // the sends it posted, so every wait is a predicate wait with a deadline (no lost wake-ups).
 #include "collectives/transport/LocalWorld.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <fmt/format.h>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -138,10 +138,9 @@ class LocalComm final : public Communicator {
       std::stable_sort(members.begin(), members.end(), [](const Entry& a, const Entry& b) {
         return a.key != b.key ? a.key < b.key : a.rank < b.rank;
       });
-      int newRank = static_cast<int>(
-          std::find_if(members.begin(), members.end(),
-                       [&](const Entry& e) { return e.rank == rank_; }) -
-          members.begin());
+      int newRank = static_cast<int>(std::find_if(members.begin(), members.end(),
+                                                  [&](const Entry& e) { return e.rank == rank_; }) -
+                                     members.begin());
       std::shared_ptr<LocalShared> sub;
       {
         std::lock_guard lk(shared_->sm);
@@ -207,9 +206,8 @@ void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const Re
       {
         std::lock_guard lk(mine.m);
         // The first post from that peer with this tag: MPI's non-overtaking order.
-        auto it = std::find_if(mine.inbox.begin(), mine.inbox.end(), [&](const Post* p) {
-          return p->src == r.peer && p->tag == tag;
-        });
+        auto it = std::find_if(mine.inbox.begin(), mine.inbox.end(),
+                               [&](const Post* p) { return p->src == r.peer && p->tag == tag; });
         if (it == mine.inbox.end()) continue;
         // Receives from the same peer complete in posting order, too.
         bool earlierPending = false;
@@ -266,11 +264,11 @@ void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const Re
       if (!mine.cv.wait_until(lk, d.at(), ready)) {
         lk.unlock();
         withdrawPosts(posts, sends);
-        d.check(fmt::format("point-to-point exchange on rank {} ({} receive(s), {} send(s) "
-                            "pending)",
-                            rank_, pendingRecvs,
-                            std::count_if(posts.begin(), posts.end(),
-                                          [](const Post& p) { return !p.done; })));
+        d.check(fmt::format(
+            "point-to-point exchange on rank {} ({} receive(s), {} send(s) "
+            "pending)",
+            rank_, pendingRecvs,
+            std::count_if(posts.begin(), posts.end(), [](const Post& p) { return !p.done; })));
       }
       spins = 0;
     }
@@ -305,8 +303,7 @@ class LocalTransport final : public Transport {
   std::string_view name() const override { return "local"; }
   int rank() const override { return comm_.rank(); }
   int size() const override { return comm_.size(); }
-  void exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
-                Deadline d) override {
+  void exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Deadline d) override {
     comm_.exchangeTagged(sends, recvs, kScheduleTag, d);
   }
 

@@ -10,8 +10,7 @@ namespace cb {
 
 std::vector<std::string> transportNames() { return {"local", "mpi"}; }
 
-std::optional<std::string> transportUnsupported(const std::string& name,
-                                                const Communicator& comm) {
+std::optional<std::string> transportUnsupported(const std::string& name, const Communicator& comm) {
   if (name == "local") {
     if (comm.worldKind() != WorldKind::kLocal) {
       return std::string("the local transport needs a local (threads) world");

@@ -22,8 +22,7 @@ std::vector<size_t> countsFor(int n) {
 }
 
 // Runs one algorithm for one configuration; returns "" or a description of the failure.
-std::string runCase(const AlgorithmInfo& algo, int n, CollArgs args, bool inPlace,
-                    uint64_t seed) {
+std::string runCase(const AlgorithmInfo& algo, int n, CollArgs args, bool inPlace, uint64_t seed) {
   const AlgoOptions opts;
   if (algo.unsupported && algo.unsupported(n, args, opts)) return "";
   const size_t es = dataTypeSize(args.dtype);
@@ -88,8 +87,8 @@ TEST(Schedules, EveryAlgorithmEveryDtypeAndOp) {
       for (DataType t : allDataTypes()) {
         std::vector<RedOp> ops{RedOp::kSum};
         if (hasReduction(algo.coll)) {
-          ops = {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg,
-                 RedOp::kBand, RedOp::kBor, RedOp::kBxor};
+          ops = {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin,
+                 RedOp::kAvg, RedOp::kBand, RedOp::kBor, RedOp::kBxor};
         }
         for (RedOp op : ops) {
           if (!redOpValidFor(op, t)) continue;

@@ -1,0 +1,38 @@
+// The shared-memory transport: ranks of one host exchange schedule messages through a POSIX
+// shared-memory segment. Each ordered pair (src, dst) owns a channel: a ring of fixed-size slots
+// plus a consumed counter. The sender copies into free slots, the receiver copies (or reduces, in
+// one pass) out of them, so large messages stream with sender and receiver copying concurrently;
+// messages of up to a few dozen bytes travel inside the slot's header cache line.
+//
+// The segment is created by rank 0 with a unique name, opened by the others, and unlinked as soon
+// as every rank has mapped it: nothing is left in /dev/shm whatever way the processes end after
+// set-up (normal exit, exception, signal, even SIGKILL).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "core/Clock.h"
+#include "core/Communicator.h"
+#include "core/Transport.h"
+
+namespace cb {
+
+struct ShmOptions {
+  size_t slotBytes = size_t{256} << 10;  // bytes per ring slot (a multiple of 4 KiB)
+  int slots = 8;                         // slots per channel
+  double setupSeconds = 60;              // deadline of the set-up collectives
+};
+
+// This machine's host name ("" if unknown).
+std::string hostName();
+// True on every rank when all ranks of `comm` run on one host. Collective: one allgather of the
+// host names.
+bool allRanksOnOneHost(Communicator& comm, Deadline d);
+
+// Collective over `comm`. Throws UsageError when the ranks span several hosts and
+// EnvironmentError when the segment can't be created or opened.
+std::unique_ptr<Transport> makeShmTransport(Communicator& comm, const ShmOptions& opts = {});
+
+}  // namespace cb

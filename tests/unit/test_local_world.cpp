@@ -1,0 +1,119 @@
+// The local (threads) world: communicator primitives, deadlines, the zero-copy transport, and the
+// ring algorithms through the host executor for n = 1..9 and awkward counts.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <atomic>
+#include <cstring>
+
+#include "bench/Verify.h"
+#include "collectives/algorithms/Algorithms.h"
+#include "collectives/schedule/HostExecutor.h"
+#include "collectives/transport/LocalWorld.h"
+#include "core/Error.h"
+
+namespace cb {
+namespace {
+
+TEST(LocalWorld, SendRecvMatchesInOrder) {
+  // Blocking sends are rendezvous here (as MPI allows): receives are posted in sending order.
+  LocalWorld::run(2, [](Communicator& c) {
+    Deadline d = Deadline::after(10);
+    if (c.rank() == 0) {
+      for (int i = 0; i < 100; ++i) c.send(1, &i, sizeof i, 5, d);
+      double big[1000];
+      for (int i = 0; i < 1000; ++i) big[i] = i * 0.5;
+      c.send(1, big, sizeof big, 6, d);
+    } else {
+      for (int i = 0; i < 100; ++i) {
+        int got = -1;
+        c.recv(0, &got, sizeof got, 5, d);
+        EXPECT_EQ(got, i);
+      }
+      double big[1000] = {};
+      c.recv(0, big, sizeof big, 6, d);
+      EXPECT_EQ(big[999], 499.5);
+    }
+  });
+}
+
+TEST(LocalWorld, AllgatherBarrierSplit) {
+  LocalWorld::run(5, [](Communicator& c) {
+    Deadline d = Deadline::after(10);
+    for (int round = 0; round < 20; ++round) {
+      auto v = c.allgather(c.rank() * 10 + round, d);
+      ASSERT_EQ(v.size(), 5u);
+      for (int r = 0; r < 5; ++r) EXPECT_EQ(v[r], r * 10 + round);
+    }
+    auto names = c.allgatherStrings(std::string(c.rank(), 'x'), d);
+    for (int r = 0; r < 5; ++r) EXPECT_EQ(names[r], std::string(r, 'x'));
+    c.barrier(d);
+    // Even and odd ranks, reversed by key.
+    auto sub = c.split(c.rank() % 2, -c.rank(), d);
+    ASSERT_TRUE(sub);
+    EXPECT_EQ(sub->size(), c.rank() % 2 ? 2 : 3);
+    auto members = sub->allgather(c.rank(), d);
+    EXPECT_TRUE(std::is_sorted(members.rbegin(), members.rend()));
+    EXPECT_EQ(members[sub->rank()], c.rank());
+    auto none = c.split(c.rank() == 0 ? -1 : 1, 0, d);
+    EXPECT_EQ(static_cast<bool>(none), c.rank() != 0);
+  });
+}
+
+TEST(LocalWorld, RecvPastDeadlineThrowsTimeout) {
+  std::atomic<int> timeouts{0};
+  LocalWorld::run(2, [&](Communicator& c) {
+    if (c.rank() == 1) {
+      int x = 0;
+      try {
+        c.recv(0, &x, sizeof x, 1, Deadline::after(0.2));
+      } catch (const TimeoutError& e) {
+        ++timeouts;
+        EXPECT_NE(std::string(e.what()).find("did not complete within"), std::string::npos);
+      }
+    }
+    c.barrier(Deadline::after(10));
+  });
+  EXPECT_EQ(timeouts, 1);
+}
+
+TEST(LocalWorld, FailureOnOneRankReachesTheCallerWithoutHanging) {
+  EXPECT_THROW(LocalWorld::run(3,
+                               [](Communicator& c) {
+                                 if (c.rank() == 2) throw UsageError("rank 2 failed");
+                                 int x = 0;
+                                 // Would wait forever for rank 2 without the abort.
+                                 c.recv(2, &x, sizeof x, 0, Deadline::after(60));
+                               }),
+               UsageError);
+}
+
+TEST(LocalWorld, RingAlgorithmsThroughHostExecutor) {
+  for (int n = 1; n <= 9; ++n) {
+    for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(n > 1 ? n - 1 : 2),
+                         static_cast<size_t>(n + 1), size_t{100003}}) {
+      for (const auto& algo : algorithms()) {
+        CollArgs args{algo.coll, DataType::kFloat, RedOp::kSum, 0, count};
+        std::atomic<int64_t> wrong{0};
+        LocalWorld::run(n, [&](Communicator& c) {
+          auto transport = makeLocalTransport(c);
+          HostExecutor exec(*transport, algo.build(c.rank(), n, args, {}), args);
+          const size_t es = dataTypeSize(args.dtype);
+          std::vector<std::byte> send(sendCount(args, n) * es), recv(recvCount(args, n) * es);
+          std::vector<std::byte> expected(recv.size());
+          for (uint64_t seed : {1u, 2u}) {
+            fillInput(args, c.rank(), n, seed, send.data());
+            exec.run(send.data(), recv.data(), Deadline::after(30));
+            expectedOutput(args, c.rank(), n, seed, expected.data());
+            wrong += countWrong(args.dtype, recv.data(), expected.data(), recvCount(args, n));
+          }
+        });
+        EXPECT_EQ(wrong, 0) << collectiveName(algo.coll) << "/" << algo.name << " n=" << n
+                            << " count=" << count;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cb
