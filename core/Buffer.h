@@ -45,7 +45,9 @@ class HostBuffer {
   void* data() { return data_; }
   const void* data() const { return data_; }
   template <class T>
-  T* as() { return static_cast<T*>(data_); }
+  T* as() {
+    return static_cast<T*>(data_);
+  }
   size_t bytes() const { return bytes_; }
   void faultIn();
 

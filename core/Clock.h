@@ -15,9 +15,8 @@ inline double nowSeconds() {
 class Deadline {
  public:
   static Deadline after(double seconds) {
-    return Deadline(SteadyClock::now() +
-                    std::chrono::duration_cast<SteadyClock::duration>(
-                        std::chrono::duration<double>(seconds)),
+    return Deadline(SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                             std::chrono::duration<double>(seconds)),
                     seconds);
   }
   static Deadline never() { return Deadline(SteadyClock::time_point::max(), 0); }

@@ -16,7 +16,13 @@
 namespace cb {
 
 enum class Collective : uint8_t {
-  kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv,
 };
 
 std::string_view collectiveName(Collective c);  // "allreduce", "allgather", "reduce_scatter", ...

@@ -11,7 +11,16 @@
 namespace cb {
 
 enum class DataType : uint8_t {
-  kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kHalf, kBFloat16, kFloat, kDouble,
+  kInt8,
+  kUint8,
+  kInt32,
+  kUint32,
+  kInt64,
+  kUint64,
+  kHalf,
+  kBFloat16,
+  kFloat,
+  kDouble,
 };
 
 // sum, prod, max, min, avg as in NCCL; band/bor/bxor as in MPI (integer types only).

@@ -8,8 +8,8 @@
 namespace cb {
 
 enum class ErrorKind {
-  kUsage,         // bad flags or arguments
-  kEnvironment,   // something this machine lacks (no device, no launcher, ...)
+  kUsage,        // bad flags or arguments
+  kEnvironment,  // something this machine lacks (no device, no launcher, ...)
   kMpi,
   kCuda,
   kNccl,
@@ -30,9 +30,9 @@ class Error : public std::runtime_error {
   ErrorKind kind_;
 };
 
-#define CB_DEFINE_ERROR(Name, Kind) \
-  class Name : public Error {       \
-   public:                          \
+#define CB_DEFINE_ERROR(Name, Kind)                                          \
+  class Name : public Error {                                                \
+   public:                                                                   \
     explicit Name(const std::string& what) : Error(ErrorKind::Kind, what) {} \
   };
 CB_DEFINE_ERROR(UsageError, kUsage)

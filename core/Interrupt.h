@@ -8,7 +8,7 @@ namespace cb {
 
 void installInterruptHandlers();
 bool interruptRequested();
-int interruptSignal();  // the signal number received, 0 if none
+int interruptSignal();           // the signal number received, 0 if none
 void requestInterrupt(int sig);  // for tests and the handler
 
 }  // namespace cb
