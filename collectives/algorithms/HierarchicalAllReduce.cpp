@@ -47,7 +47,7 @@ Schedule hierarchicalAllReduce(int rank, int nranks, const CollArgs& args,
   ScheduleBuilder b(count, count);
 
   // (1) Intra-node reduce-scatter. Slot (i, mate) holds that node mate's part of owned[i].
-  const size_t slotSize = chunkSize(count, L, 0);  // the largest chunk
+  const size_t slotSize = (count + L - 1) / L;  // the largest chunk
   const size_t mates = static_cast<size_t>(size - 1);
   auto slot = [&](size_t i, int mateLocal) {
     size_t m = static_cast<size_t>(mateLocal < local ? mateLocal : mateLocal - 1);
