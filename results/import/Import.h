@@ -1,0 +1,57 @@
+// Importers for the logs teams already have: nccl-tests (text tables in every format since the
+// DGX-2 era, and the -J JSON report), OSU micro-benchmarks and Intel MPI Benchmarks. Each parser
+// takes a file's text and returns runs ready for Store::beginRun/addResults/finishRun; nothing is
+// written here, so a caller can parse every file before touching the database.
+//
+// Parsers are strict: a line that is neither a known part of the tool's output nor a comment or
+// blank line is an error naming FILE:LINE and the line (UsageError), never silently skipped.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "results/Records.h"
+
+namespace cb {
+
+struct ImportedRun {
+  RunRecord run;  // status ok/failed/interrupted as the log shows it; id 0 until stored
+  std::vector<ResultRecord> results;
+  std::vector<std::string> notes;  // what the importer assumed or could not know
+};
+
+enum class ImportFormat { kAuto, kNcclTests, kNcclTestsJson, kOsu, kImb };
+// "auto", "nccl-tests", "nccl-tests-json", "osu", "imb" (also the RunRecord::source values).
+std::string_view importFormatName(ImportFormat f);
+ImportFormat parseImportFormat(std::string_view name);  // throws UsageError
+
+struct ImportOptions {
+  std::string path;   // shown in errors and kept as commandLine "import <path>"
+  std::string label;  // RunRecord::label
+  // The collective when the log does not name it (old nccl-tests tables). When the log names one
+  // and this differs, the import fails rather than mislabel the data.
+  std::optional<std::string> collective;
+  // Ranks, when the log does not state them (OSU collectives). 0 = unknown. A log that states a
+  // different number is an error.
+  int worldSize = 0;
+  // startedAt for logs that carry no date (ISO-8601 UTC); "" lets the store use "now".
+  std::string importedAt;
+};
+
+// Recognises the format from the content (never from the file name); UsageError naming the file
+// when it matches none.
+ImportFormat detectImportFormat(std::string_view text, const std::string& path);
+
+// Parses one file. kAuto detects first. Throws UsageError "import: FILE:LINE: ..." on the first
+// problem.
+std::vector<ImportedRun> parseImport(std::string_view text, ImportFormat format,
+                                     const ImportOptions& options);
+
+std::vector<ImportedRun> parseNcclTestsText(std::string_view text, const ImportOptions& options);
+std::vector<ImportedRun> parseNcclTestsJson(std::string_view text, const ImportOptions& options);
+std::vector<ImportedRun> parseOsu(std::string_view text, const ImportOptions& options);
+std::vector<ImportedRun> parseImb(std::string_view text, const ImportOptions& options);
+
+}  // namespace cb

@@ -1,0 +1,574 @@
+// nccl-tests text logs: every table format seen in the wild, one run per test invocation.
+//
+// Formats handled (see /work/shared/samples):
+//  * old (2018-2020): "#   Rank  0 Pid ..." device lines without Group, no root column, no
+//    redop column for non-reductions, and an "error" column holding the maximum absolute error
+//    of the check rather than a count;
+//  * 2022+: "#  Rank  0 Group  0 Pid ..." lines, size count type redop root, then time algbw
+//    busbw #wrong for out-of-place and in-place; "N/A" when not checked;
+//  * newest: "# nccl-tests version ..." and "# Collective test starting/concluded: <binary>"
+//    around each test (several tests may be concatenated in one file), optional per-iteration
+//    columns (i_min i_max i_p99 i_cv%), "cputime" and a trailing timestamp.
+//
+// The old "error" column: nccl-tests compared that maximum with a per-type tolerance
+// (DeltaMaxValue: 1e-2 half/bfloat16, 1e-5 float, 1e-12 double, 1e-200 i.e. any difference for
+// integers) and counted each placement above it in "Out of bounds values". So a float residual of
+// 2e-07 is rounding, not a failure: it is kept in the message and wrong = 0. Above the tolerance
+// the placement failed; the log gives no element count, so wrong = 1 means "at least one".
+//
+// Anything that is not a comment, a blank line, NCCL's own INFO/WARN chatter or a known
+// nccl-tests line is an error naming the line.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <set>
+
+#include "core/Text.h"
+#include "results/import/Import.h"
+#include "results/import/ImportSupport.h"
+
+namespace cb {
+namespace {
+
+using importer::Line;
+using json = nlohmann::ordered_json;
+
+struct Device {
+  int rank = 0;
+  int group = -1;  // absent in the old format
+  int64_t pid = 0;
+  std::string host;
+  int device = 0;
+  std::string busId;
+  std::string name;
+};
+
+// Column positions of one placement (out-of-place or in-place).
+struct PlacementColumns {
+  int time = -1, algbw = -1, busbw = -1, check = -1;
+  int iMin = -1, iMax = -1, iP99 = -1, iCv = -1;
+};
+
+struct Table {
+  int headerLine = 0;
+  int size = -1, count = -1, type = -1, redop = -1, root = -1;
+  std::vector<PlacementColumns> placements;
+  bool errorColumn = false;  // old format: max abs error instead of #wrong
+  bool timestamp = false;    // -S: a "date time" pair ends each row
+  bool cputime = false;
+  size_t columns = 0;  // header tokens, "timestamp" counted once
+};
+
+struct Section {
+  int firstLine = 0;
+  std::string binary;
+  int binaryLine = 0;
+  std::string toolVersion;
+  long ncclLibrary = 0;
+  bool hasParams = false;
+  json params = json::object();
+  int64_t iters = 0;
+  std::vector<Device> devices;
+  bool devicesTruncated = false;
+  std::optional<Table> table;
+  bool inTable = false;
+  int rows = 0;
+  std::vector<ResultRecord> results;
+  std::optional<int64_t> outOfBounds;
+  bool outOfBoundsFailed = false;
+  std::optional<double> avgBusBw;
+  bool avgBusBwFailed = false;
+  bool concluded = false;
+  bool testFailure = false;
+  std::string algo;  // NCCL_ALGO as NCCL's INFO lines report it
+  std::string ncclVersion, cudaVersion;
+  std::string firstTimestamp;
+  std::vector<std::string> notes;
+
+  bool started() const {
+    return hasParams || !results.empty() || !binary.empty() || !toolVersion.empty() ||
+           table.has_value();
+  }
+};
+
+double toleranceFor(std::string_view dtype) {
+  if (dtype == "half" || dtype == "bfloat16") return 1e-2;
+  if (dtype == "float") return 1e-5;
+  if (dtype == "double") return 1e-12;
+  return 0;  // integers (nccl-tests: 1e-200): any difference is wrong
+}
+
+class NcclTestsParser {
+ public:
+  explicit NcclTestsParser(const ImportOptions& options) : options_(options) {}
+
+  std::vector<ImportedRun> parse(std::string_view text) {
+    importer::LineReader reader(text);
+    Line line;
+    while (reader.next(line)) handle(line);
+    closeSection(lastLine_);
+    if (runs_.empty()) importer::fail(options_, 0, "no nccl-tests result table found");
+    return std::move(runs_);
+  }
+
+ private:
+  void handle(const Line& line) {
+    lastLine_ = line.number;
+    std::string_view t = trim(line.text);
+    if (t.empty()) return;
+    if (handleNcclChatter(t)) return;
+    if (t.front() == '#') return handleComment(line, t);
+    if (std::regex_search(std::string(t), kTestFailure)) {
+      section().testFailure = true;
+      section().notes.push_back(fmt::format("line {}: {}", line.number, t));
+      return;
+    }
+    if (t == "..." && !section().devices.empty() && !section().table) {
+      // nccl-tests truncates a process's device list at 2048 characters.
+      section().devicesTruncated = true;
+      return;
+    }
+    if (section().inTable) return parseRow(line);
+    importer::failParse(options_, line);
+  }
+
+  // "host:pid:tid [dev] NCCL INFO ..." lines interleaved with the table when NCCL_DEBUG is set.
+  bool handleNcclChatter(std::string_view t) {
+    std::smatch m;
+    std::string s(t);
+    if (!std::regex_search(s, m, kNcclChatter)) return false;
+    std::smatch v;
+    if (std::regex_search(s, v, kNcclAlgo)) section().algo = toLower(v[1].str());
+    if (std::regex_search(s, v, kNcclVersion)) {
+      section().ncclVersion = v[1].str();
+      if (v[2].matched) section().cudaVersion = v[2].str();
+    }
+    if (m[1].str() == "WARN") section().notes.push_back(fmt::format("NCCL WARN{}", m[2].str()));
+    return true;
+  }
+
+  void handleComment(const Line& line, std::string_view t) {
+    std::string s(t);
+    std::smatch m;
+    if (std::regex_search(s, m, kVersionLine)) {
+      newSectionIf(section().started(), line.number);
+      section().toolVersion = m[1].str();
+      if (m[3].matched) section().ncclLibrary = std::stol(m[3].str());
+      return;
+    }
+    if (std::regex_search(s, m, kStarting)) {
+      newSectionIf(section().hasParams || section().table || !section().binary.empty(),
+                   line.number);
+      section().binary = m[1].str();
+      section().binaryLine = line.number;
+      return;
+    }
+    if (std::regex_search(s, m, kConcluded)) {
+      section().concluded = true;
+      section().inTable = false;
+      return;
+    }
+    if (std::regex_search(s, kParamsLine)) {
+      newSectionIf(section().hasParams || section().table.has_value(), line.number);
+      parseParams(line, s);
+      return;
+    }
+    if (std::regex_search(s, m, kRankNew)) return addDevice(line, m, true);
+    if (std::regex_search(s, m, kRankOld)) return addDevice(line, m, false);
+    if (std::regex_search(s, kRankAny)) importer::failParse(options_, line, "device line");
+    if (std::regex_search(s, m, kOutOfBounds)) {
+      section().outOfBounds = std::stoll(m[1].str());
+      section().outOfBoundsFailed = m[2].str() == "FAILED";
+      section().inTable = false;
+      return;
+    }
+    if (std::regex_search(s, m, kAvgBusBw)) {
+      auto v = importer::toDouble(m[1].str());
+      if (!v) importer::failParse(options_, line, "average bus bandwidth");
+      section().avgBusBw = *v;
+      section().avgBusBwFailed = m[2].str() == "FAILED";
+      section().inTable = false;
+      return;
+    }
+    if (std::regex_search(s, m, kJsonOutput)) {
+      section().notes.push_back("nccl-tests also wrote a JSON report: " + m[1].str());
+      return;
+    }
+    if (std::regex_search(s, m, kErrorLine)) {
+      section().notes.push_back("nccl-tests reported: " + m[1].str());
+      return;
+    }
+    auto tokens = importer::splitWhitespace(t.substr(1));
+    if (tokens.size() >= 2 && tokens[0] == "size" && tokens[1] == "count") {
+      return parseHeader(line, tokens);
+    }
+    // Any other comment (blank "#", "# Using devices", units, "out-of-place in-place") is fine.
+  }
+
+  void newSectionIf(bool condition, int lineNumber) {
+    if (!condition) return;
+    closeSection(lineNumber - 1);
+    current_ = Section{};
+    current_->firstLine = lineNumber;
+  }
+
+  Section& section() {
+    if (!current_) {
+      current_ = Section{};
+      current_->firstLine = lastLine_;
+    }
+    return *current_;
+  }
+
+  void parseParams(const Line& line, const std::string& s) {
+    Section& sec = section();
+    sec.hasParams = true;
+    for (auto it = std::sregex_iterator(s.begin(), s.end(), kParamPair);
+         it != std::sregex_iterator(); ++it) {
+      std::string key = (*it)[1].matched ? (*it)[1].str() : (*it)[3].str();
+      std::string value = (*it)[1].matched ? (*it)[2].str() : (*it)[4].str();
+      if (auto n = importer::toSigned(value)) {
+        sec.params[key] = *n;
+      } else {
+        sec.params[key] = value;  // "2(factor)"
+      }
+      if (key == "iters") {
+        auto n = importer::toSigned(value);
+        if (!n) importer::failParse(options_, line, "iters");
+        sec.iters = *n;
+      }
+    }
+  }
+
+  void addDevice(const Line& line, const std::smatch& m, bool withGroup) {
+    Section& sec = section();
+    Device d;
+    int i = 1;
+    d.rank = std::stoi(m[i++].str());
+    if (withGroup) d.group = std::stoi(m[i++].str());
+    d.pid = std::stoll(m[i++].str());
+    d.host = m[i++].str();
+    d.device = std::stoi(m[i++].str());
+    d.busId = m[i++].str();
+    d.name = std::string(trim(m[i++].str()));
+    if (sec.table) importer::failParse(options_, line, "device line after the table header");
+    sec.devices.push_back(std::move(d));
+  }
+
+  void parseHeader(const Line& line, const std::vector<std::string_view>& tokens) {
+    Table tb;
+    tb.headerLine = line.number;
+    tb.columns = tokens.size();
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      std::string_view c = tokens[i];
+      int idx = static_cast<int>(i);
+      PlacementColumns* p = tb.placements.empty() ? nullptr : &tb.placements.back();
+      if (c == "size") {
+        tb.size = idx;
+      } else if (c == "count") {
+        tb.count = idx;
+      } else if (c == "type") {
+        tb.type = idx;
+      } else if (c == "redop") {
+        tb.redop = idx;
+      } else if (c == "root") {
+        tb.root = idx;
+      } else if (c == "time" || c == "cputime") {
+        tb.cputime = c == "cputime";
+        tb.placements.push_back({});
+        tb.placements.back().time = idx;
+      } else if (p && c == "algbw") {
+        p->algbw = idx;
+      } else if (p && c == "busbw") {
+        p->busbw = idx;
+      } else if (p && (c == "#wrong" || c == "error")) {
+        p->check = idx;
+        tb.errorColumn = c == "error";
+      } else if (p && c == "i_min") {
+        p->iMin = idx;
+      } else if (p && c == "i_max") {
+        p->iMax = idx;
+      } else if (p && c == "i_p99") {
+        p->iP99 = idx;
+      } else if (p && c == "i_cv%") {
+        p->iCv = idx;
+      } else if (c == "timestamp" && i + 1 == tokens.size()) {
+        tb.timestamp = true;
+      } else {
+        importer::failParse(options_, line, fmt::format("unknown column '{}'", c));
+      }
+    }
+    bool complete = tb.size == 0 && tb.count == 1 && tb.type >= 0 && tb.placements.size() == 2;
+    for (const auto& p : tb.placements) {
+      complete = complete && p.algbw >= 0 && p.busbw >= 0 && p.check >= 0;
+    }
+    if (!complete) {
+      importer::failParse(options_, line,
+                          "expected size, count, type, then time algbw busbw #wrong for "
+                          "out-of-place and in-place");
+    }
+    Section& sec = section();
+    if (sec.table && !sec.results.empty()) {
+      // A second table without a new "# nThread" line: a new test by another process (e.g. an
+      // MPI launch of a binary built without MPI prints one full report per process).
+      newSectionIf(true, line.number);
+    }
+    current_->table = tb;
+    current_->inTable = true;
+  }
+
+  void parseRow(const Line& line) {
+    Section& sec = section();
+    const Table& tb = *sec.table;
+    auto tok = importer::splitWhitespace(line.text);
+    size_t base = tb.columns - (tb.timestamp ? 1 : 0);
+    bool withStamp = tb.timestamp && tok.size() == base + 2;
+    if (tok.size() != base && !withStamp) {
+      importer::failParse(options_, line,
+                          fmt::format("{} fields, the header has {}", tok.size(), base));
+    }
+    if (withStamp && sec.firstTimestamp.empty()) {
+      sec.firstTimestamp = importer::isoFromLocalTime(
+          fmt::format("{} {}", tok[tok.size() - 2], tok[tok.size() - 1]));
+    }
+    ResultRecord r;
+    auto size = importer::toUnsigned(tok[tb.size]);
+    auto count = importer::toUnsigned(tok[tb.count]);
+    if (!size || !count) importer::failParse(options_, line, "size and count must be integers");
+    r.sizeBytes = *size;
+    r.count = *count;
+    r.dtype = importer::normalizeDataType(tok[tb.type]);
+    r.op = tb.redop >= 0 ? toLower(tok[tb.redop]) : "none";
+    if (tb.root >= 0) {
+      auto root = importer::toSigned(tok[tb.root]);
+      if (!root) importer::failParse(options_, line, "root must be an integer");
+      r.root = static_cast<int>(*root);
+    }
+    r.iterations = sec.iters;
+    r.statistic = "mean";  // nccl-tests reports the average over its timed iterations
+    for (size_t g = 0; g < tb.placements.size(); ++g) {
+      const PlacementColumns& p = tb.placements[g];
+      ResultRecord x = r;
+      x.placement = g == 0 ? "out" : "in";
+      auto time = importer::toDouble(tok[p.time]);
+      auto algbw = importer::toDouble(tok[p.algbw]);
+      auto busbw = importer::toDouble(tok[p.busbw]);
+      if (!time || !algbw || !busbw) {
+        importer::failParse(options_, line, "time, algbw and busbw must be numbers");
+      }
+      x.timeUs = x.meanUs = *time;
+      x.algbw = *algbw;
+      x.busbw = *busbw;
+      checkColumn(line, tok[p.check], tb.errorColumn, x);
+      auto optional = [&](int idx, double& out) {
+        if (idx < 0) return;
+        auto v = importer::toDouble(tok[idx]);
+        if (!v) importer::failParse(options_, line, "per-iteration columns must be numbers");
+        out = *v;
+      };
+      optional(p.iMin, x.minUs);
+      optional(p.iMax, x.maxUs);
+      optional(p.iP99, x.p99Us);
+      double cvPct = 0;
+      optional(p.iCv, cvPct);
+      x.cv = cvPct / 100;
+      sec.results.push_back(std::move(x));
+    }
+    ++sec.rows;
+  }
+
+  void checkColumn(const Line& line, std::string_view v, bool errorColumn, ResultRecord& x) {
+    if (v == "N/A") {
+      x.wrong = -1;
+      return;
+    }
+    auto value = importer::toDouble(v);
+    if (!value || *value < 0) importer::failParse(options_, line, "#wrong must be a count or N/A");
+    if (!errorColumn) {
+      x.wrong = std::llround(*value);
+      if (x.wrong > 0) {
+        x.status = "failed";
+        x.message = fmt::format("{} wrong elements", x.wrong);
+      }
+      return;
+    }
+    double tolerance = toleranceFor(x.dtype);
+    if (*value > tolerance) {
+      x.wrong = 1;
+      x.status = "failed";
+      x.message = fmt::format(
+          "max abs error {} exceeds the {} tolerance {:g} (old 'error' column; "
+          "wrong=1 means at least one element)",
+          v, x.dtype, tolerance);
+    } else {
+      x.wrong = 0;
+      if (*value > 0) {
+        x.message =
+            fmt::format("max abs error {} (within the {} tolerance {:g})", v, x.dtype, tolerance);
+      }
+    }
+  }
+
+  void closeSection(int lastLine) {
+    if (!current_) return;
+    Section sec = std::move(*current_);
+    current_.reset();
+    if (!sec.table) {
+      if (!sec.started()) return;
+      importer::fail(options_, sec.firstLine,
+                     "nccl-tests output without a result table (the test did not start?)");
+    }
+    if (sec.results.empty()) {
+      importer::fail(options_, sec.table->headerLine, "nccl-tests table has no result rows");
+    }
+    ImportedRun run;
+    run.notes = std::move(sec.notes);
+    std::string stated;
+    if (!sec.binary.empty()) stated = importer::normalizeCollective(sec.binary);
+    std::string coll = importer::resolveCollective(
+        stated, options_, sec.table->headerLine,
+        "no '# Collective test starting' line; old nccl-tests logs print none");
+
+    // World size and hosts from the device lines (one per rank).
+    std::set<int> ranks;
+    std::vector<std::string> hosts;
+    for (const auto& d : sec.devices) {
+      ranks.insert(d.rank);
+      if (std::find(hosts.begin(), hosts.end(), d.host) == hosts.end()) hosts.push_back(d.host);
+    }
+    int statedRanks = static_cast<int>(ranks.size());
+    if (sec.devicesTruncated) {
+      run.notes.push_back("the device list is truncated ('...'): the world size is not known");
+      statedRanks = 0;
+    } else if (sec.devices.empty()) {
+      run.notes.push_back("no '# Rank' device lines: the world size is not known");
+    }
+    int n = importer::resolveWorldSize(statedRanks, options_, sec.table->headerLine);
+    if (stated.empty() && options_.collective) checkUserCollective(coll, n, sec);
+
+    std::string variant = sec.algo.empty() ? "nccl" : "nccl:" + sec.algo;
+    bool anyFailed = false;
+    for (auto& r : sec.results) {
+      r.collective = coll;
+      r.variant = variant;
+      r.nranks = n;
+      anyFailed = anyFailed || r.status == "failed";
+    }
+
+    RunRecord& rec = run.run;
+    rec.worldSize = n;
+    for (const auto& h : hosts) rec.hosts += (rec.hosts.empty() ? "" : ",") + h;
+    rec.ncclVersion =
+        sec.ncclVersion.empty() ? importer::ncclVersionFromCode(sec.ncclLibrary) : sec.ncclVersion;
+    rec.cudaVersion = sec.cudaVersion;
+    if (!sec.firstTimestamp.empty()) {
+      rec.startedAt = sec.firstTimestamp;
+      run.notes.push_back(
+          "startedAt is the first row's timestamp, local time of the benchmark "
+          "host");
+    }
+    if (sec.outOfBounds && *sec.outOfBounds > 0 && !anyFailed) {
+      run.notes.push_back(fmt::format(
+          "the footer counts {} out-of-bounds values but no row shows one", *sec.outOfBounds));
+    }
+    if (sec.avgBusBwFailed) run.notes.push_back("the average bus bandwidth check FAILED");
+    if (anyFailed || sec.outOfBoundsFailed || sec.avgBusBwFailed || sec.testFailure) {
+      rec.status = RunStatus::kFailed;
+    } else if (!sec.outOfBounds) {
+      rec.status = RunStatus::kInterrupted;
+      run.notes.push_back(fmt::format(
+          "no '# Out of bounds values' footer before line {}: the test did not finish", lastLine));
+    } else {
+      rec.status = RunStatus::kOk;
+    }
+
+    json env = json::object();
+    env["tool"] = "nccl-tests";
+    if (!sec.toolVersion.empty()) env["toolVersion"] = sec.toolVersion;
+    if (!sec.binary.empty()) env["binary"] = sec.binary;
+    env["parameters"] = sec.params;
+    json devices = json::array();
+    for (const auto& d : sec.devices) {
+      json j = {{"rank", d.rank},     {"pid", d.pid},     {"host", d.host},
+                {"device", d.device}, {"busId", d.busId}, {"name", d.name}};
+      if (d.group >= 0) j["group"] = d.group;
+      devices.push_back(std::move(j));
+    }
+    env["devices"] = std::move(devices);
+    if (sec.outOfBounds) env["outOfBounds"] = *sec.outOfBounds;
+    if (sec.avgBusBw) env["avgBusBandwidth"] = *sec.avgBusBw;
+    env["lines"] = {sec.firstLine, lastLine};
+    run.results = std::move(sec.results);
+    importer::finishImportedRun(run, options_, "nccl-tests", std::move(env));
+    runs_.push_back(std::move(run));
+  }
+
+  // A --collective given for a log that does not name one must at least fit the table: nccl-tests
+  // prints size = count x elsize for allreduce, broadcast, reduce and sendrecv, and
+  // count x elsize x nranks for allgather, reduce_scatter, alltoall, gather and scatter.
+  void checkUserCollective(const std::string& coll, int n, const Section& sec) {
+    static const std::set<std::string> kWhole = {"allreduce", "broadcast", "reduce", "sendrecv"};
+    static const std::set<std::string> kTimesN = {"allgather", "reduce_scatter", "alltoall",
+                                                  "gather", "scatter"};
+    if (!kWhole.count(coll) && !kTimesN.count(coll)) return;
+    for (const auto& r : sec.results) {
+      size_t es = importer::dataTypeBytes(r.dtype);
+      if (es == 0 || r.count == 0) continue;
+      uint64_t perCount = r.count * es;
+      bool ok =
+          kWhole.count(coll) ? r.sizeBytes == perCount : (n <= 0 || r.sizeBytes == perCount * n);
+      if (!ok) {
+        importer::fail(
+            options_, sec.table->headerLine,
+            fmt::format("--collective {} does not fit this table: size {} B for {} x {} B "
+                        "elements{}",
+                        coll, r.sizeBytes, r.count, es,
+                        kWhole.count(coll)
+                            ? fmt::format(" ({} expects size = count x elsize)", coll)
+                            : fmt::format(" ({} expects size = count x elsize x "
+                                          "{} ranks)",
+                                          coll, n)));
+      }
+      return;  // one row with a known type is enough
+    }
+  }
+
+  const ImportOptions& options_;
+  std::optional<Section> current_;
+  std::vector<ImportedRun> runs_;
+  int lastLine_ = 0;
+
+  static inline const std::regex kNcclChatter{
+      R"(^\S+:\d+:\d+\s+\[\d+\]\s+NCCL\s+(INFO|WARN|TRACE|ABORT)\b(.*)$)"};
+  static inline const std::regex kNcclAlgo{R"(NCCL_ALGO set by environment to\s+(\S+))"};
+  static inline const std::regex kNcclVersion{
+      R"(NCCL version\s+([0-9][0-9.]*[0-9])(?:\S*?\+cuda([0-9.]+))?)"};
+  static inline const std::regex kVersionLine{
+      R"(^#\s*nccl-tests version\s+(\S+)(?:\s+nccl-headers=(\d+))?(?:\s+nccl-library=(\d+))?)"};
+  static inline const std::regex kStarting{R"(^#\s*Collective test starting:\s*(\S+))"};
+  static inline const std::regex kConcluded{R"(^#\s*Collective test concluded:\s*(\S+))"};
+  static inline const std::regex kParamsLine{R"(^#\s*nThread\s+\d+)"};
+  static inline const std::regex kParamPair{
+      R"((nThread|nGpus|minBytes|maxBytes)\s+(\S+)|(warmup iters|agg iters|iters|validation|graph|unalign|step):\s*(\S+))"};
+  static inline const std::regex kRankNew{
+      R"(^#\s+Rank\s+(\d+)\s+Group\s+(\d+)\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)"};
+  static inline const std::regex kRankOld{
+      R"(^#\s+Rank\s+(\d+)\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)"};
+  static inline const std::regex kRankAny{R"(^#\s+Rank\s+\d)"};
+  static inline const std::regex kOutOfBounds{
+      R"(^#\s*Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?)"};
+  static inline const std::regex kAvgBusBw{R"(^#\s*Avg bus bandwidth\s*:\s*(\S+)\s*(OK|FAILED)?)"};
+  static inline const std::regex kJsonOutput{R"(^#\s*Writing JSON output to\s+(.*)$)"};
+  static inline const std::regex kErrorLine{R"(^#\s*error:\s*(.*)$)"};
+  static inline const std::regex kTestFailure{R"(Test (?:NCCL |CUDA )?failure)"};
+};
+
+}  // namespace
+
+std::vector<ImportedRun> parseNcclTestsText(std::string_view text, const ImportOptions& options) {
+  return NcclTestsParser(options).parse(text);
+}
+
+}  // namespace cb
