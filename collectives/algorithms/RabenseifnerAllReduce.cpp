@@ -10,9 +10,10 @@
 // so no initial copy. Non-powers of two use the fold (Fold.h): odd ranks among the first 2(n-p)
 // give their input to the even rank below and receive the whole result at the end.
 //
-// Cost: 2 lg(n) alpha + 2 (n-1)/n S beta + (n-1)/n S gamma for n a power of two; the fold adds
-// 2 alpha + 2 S beta + S gamma. Bandwidth-optimal like the ring with logarithmic latency.
-// Constraints: none (chunks differ by at most one element; empty chunks are sent as such).
+// Cost: 2 lg(p) alpha + 2 (p-1)/p S beta + (p-1)/p S gamma, p = n a power of two; otherwise p is
+// the largest power of two below n and the fold adds 2 alpha + 2 S beta + S gamma.
+// Bandwidth-optimal like the ring with logarithmic latency. Constraints: none (chunks differ by at
+// most one element; empty chunks are sent as such).
 #include "collectives/algorithms/Algorithms.h"
 #include "collectives/algorithms/Fold.h"
 

@@ -9,8 +9,10 @@
 // for consecutive original ranks, every exchanged run is still one contiguous message. At the
 // end each host sends the whole result to its odd partner.
 //
-// Cost: lg(n) alpha + (n-1)/n S beta (S = n * count bytes gathered) for n a power of two; the
-// fold adds 2 alpha + (1 + 1/n) S beta. Constraints: none.
+// Cost: lg(n) alpha + (n-1)/n S beta (S = n * count bytes gathered) for n a power of two. With
+// the fold (p = largest power of two below n): lg(p) + 2 rounds; a host's runs hold up to twice
+// the blocks, so at most ((2p-1)/n + 1) S beta (the fold's hand-off and return included).
+// Constraints: none.
 #include "collectives/algorithms/Algorithms.h"
 #include "collectives/algorithms/Fold.h"
 

@@ -11,9 +11,9 @@
 // group, before the result goes back to the folded ranks. Every rank computes the same bits
 // (a op b == b op a for the element-wise ops).
 //
-// Cost: lg(n) alpha + lg(n) S beta + lg(n) S gamma for n a power of two; the fold adds
-// 2 alpha + 2 S beta + S gamma. Latency-optimal; moves lg(n) times the data of the ring.
-// Constraints: none.
+// Cost: lg(p) alpha + lg(p) S beta + lg(p) S gamma, p = n a power of two; otherwise p is the
+// largest power of two below n and the fold adds 2 alpha + 2 S beta + S gamma. Latency-optimal;
+// moves lg(n) times the data of the ring. Constraints: none.
 #include "collectives/algorithms/Algorithms.h"
 #include "collectives/algorithms/Fold.h"
 

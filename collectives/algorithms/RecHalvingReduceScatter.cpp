@@ -10,7 +10,9 @@
 // still one message), and at the end sends the odd rank its reduced block.
 //
 // Cost: lg(n) alpha + (n-1)/n S beta + (n-1)/n S gamma (S = n * count bytes reduced) for n a
-// power of two; the fold adds 2 alpha + (1 + 1/n) S beta + S gamma. Scratch: S.
+// power of two. With the fold (p = largest power of two below n): lg(p) + 2 rounds; a host's
+// halves hold up to twice the blocks, so at most ((2p-1)/n + 1) S beta and ((2p-2)/n + 1) S gamma
+// (the fold's hand-off and return included). Scratch: S.
 // Constraints: none.
 #include "collectives/algorithms/Algorithms.h"
 #include "collectives/algorithms/Fold.h"
