@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# `collbench import` on every real log in /work/shared/samples (and the JSON report of the unit
+# tests): all runs land in the database and `collbench runs` lists them; parse errors exit 2 with
+# one line naming FILE:LINE and leave the database untouched; --dry-run writes nothing.
+# Usage: import.sh /path/to/collbench   (CB_SHARED_DIR and CB_SOURCE_DIR come from CTest)
+set -uo pipefail
+cb=${1:?usage: import.sh COLLBENCH}
+here=$(cd "$(dirname "$0")" && pwd)
+shared=${CB_SHARED_DIR:-$here/../../../shared}
+source_dir=${CB_SOURCE_DIR:-$here/../..}
+samples=$shared/samples
+tmp=$(mktemp -d /tmp/cb_import.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+db=$tmp/cb.db
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# expect CODE CMD...: runs CMD, keeps stdout in $out and stderr in $err, checks the exit code.
+expect() {
+  local code=$1
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  out=$(cat "$tmp/out")
+  err=$(cat "$tmp/err")
+  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code; stderr: $err"
+}
+has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $1"; }
+count_runs() {
+  "$cb" runs --db "$db" | grep -cE '^ *[0-9]+ '
+}
+
+# Logs that name their collective (nccl-tests newest format, OSU, IMB) in one call.
+named=("$samples"/nccltests_4_*.txt "$samples"/nccltests_5_*.txt "$samples"/nccltests_8_*.txt
+  "$samples"/nccltests_9_*.txt "$samples"/osu_*.txt "$samples"/imb_*.txt)
+expect 0 "$cb" import --db "$db" --label samples "${named[@]}"
+imported=$(grep -c '^imported run ' <<<"$out")
+# nccl-tests 4 and 5 hold two tests each: 4 nccl-tests files give 6 runs; 8 OSU; 4 IMB.
+[ "$imported" -eq 18 ] || fail "imported $imported runs, expected 18: $out"
+has "$out" "nccl-tests alltoall, 20 points, world size 16 on 2 hosts, ok"
+has "$out" "osu allreduce, 1 point, world size 16, ok"
+has "$out" "imb allreduce, 2 points, world size 144, ok"
+[ -z "$err" ] || fail "stderr not empty: $err"
+
+# Old nccl-tests tables do not name the collective: without --collective, one line and exit 2.
+old1=$(echo "$samples"/nccltests_1_*.txt)
+expect 2 "$cb" import --db "$db" "$old1"
+[ "$(wc -l <<<"$err")" -eq 1 ] || fail "expected one stderr line, got: $err"
+has "$err" "$old1:22: the log does not name the collective"
+expect 0 "$cb" import --db "$db" --label samples --collective allreduce "$old1" \
+  "$samples"/nccltests_3_*.txt "$samples"/nccltests_6_*.txt
+has "$out" "nccl-tests allreduce, 56 points, world size 2 on 1 host, ok"
+expect 0 "$cb" import --db "$db" --label samples --collective allgather "$samples"/nccltests_2_*.txt
+has "$out" "nccl-tests allgather, 62 points, world size 12 on 1 host, failed"
+# The hand-written nccl-tests -J report of the unit tests.
+expect 0 "$cb" import --db "$db" --label samples "$source_dir/tests/unit/data/nccltests_allreduce_v2.json"
+has "$out" "nccl-tests-json allreduce, 6 points, world size 2 on 2 hosts, ok"
+
+# Every sample is a run: 18 + 3 + 1 + 1 = 23.
+expect 0 "$cb" runs --db "$db" --label samples
+listed=$(grep -cE '^ *[0-9]+ ' <<<"$out")
+[ "$listed" -eq 23 ] || fail "runs lists $listed runs, expected 23: $out"
+has "$out" "allgather"
+has "$out" "reduce_scatter"
+has "$out" "failed"
+# The stored points add up (the store's own count, not the import's message).
+points=$(sqlite3 "$db" "SELECT COUNT(*) FROM results" 2>/dev/null)
+[ "$points" = "612" ] || fail "the database holds '$points' results, expected 612"
+
+# A garbage line: exit 2, one line on stderr naming file:line, nothing written even for the good
+# file given before it.
+before=$(count_runs)
+garbage=$tmp/garbage.log
+{ head -n 25 "$samples"/nccltests_9_*.txt; echo "this is not a result row"; tail -n +26 "$samples"/nccltests_9_*.txt; } >"$garbage"
+expect 2 "$cb" import --db "$db" "$samples"/osu_3_*.txt "$garbage"
+[ "$(wc -l <<<"$err")" -eq 1 ] || fail "expected one stderr line, got: $err"
+has "$err" "collbench: import: $garbage:26: cannot parse 'this is not a result row'"
+[ -z "$out" ] || fail "stdout not empty after a parse error: $out"
+[ "$(count_runs)" -eq "$before" ] || fail "a failed import changed the database"
+
+# A file in no known format, a missing file, a bad --format.
+printf 'hello\nworld\n' >"$tmp/notes.txt"
+expect 2 "$cb" import --db "$db" "$tmp/notes.txt"
+has "$err" "$tmp/notes.txt: cannot tell the format"
+expect 2 "$cb" import --db "$db" "$tmp/missing.txt"
+has "$err" "$tmp/missing.txt: cannot read"
+expect 2 "$cb" import --db "$db" --format csv "$samples"/osu_3_*.txt
+has "$err" "unknown import format 'csv'"
+# --format forces a parser: an OSU log is not nccl-tests output.
+expect 2 "$cb" import --db "$db" --format nccl-tests "$samples"/osu_3_*.txt
+has "$err" "osu_3_latency-v5.6.2-2proc-openmpi4-ucx.txt:3: cannot parse '0"
+[ "$(count_runs)" -eq "$before" ] || fail "failed imports changed the database"
+
+# --dry-run parses and reports, writes nothing.
+expect 0 "$cb" import --db "$db" --dry-run --world-size 64 "$samples"/osu_1_*.txt
+has "$out" "would import: osu allreduce, 19 points, world size 64, ok"
+has "$out" "note: op 'sum'"
+[ "$(count_runs)" -eq "$before" ] || fail "--dry-run changed the database"
+expect 0 "$cb" import --db "$tmp/fresh.db" --dry-run "$samples"/osu_1_*.txt
+[ ! -e "$tmp/fresh.db" ] || fail "--dry-run created a database"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "import: all checks passed"
