@@ -1,0 +1,467 @@
+#include "bench/Report.h"
+
+#include <fmt/format.h>
+#include <fmt/printf.h>
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/Error.h"
+#include "core/Text.h"
+
+namespace cb {
+
+void TextOut::write(std::string_view text) const {
+  if (str_) {
+    str_->append(text);
+  } else if (file_) {
+    std::fwrite(text.data(), 1, text.size(), file_);
+    std::fflush(file_);
+  }
+}
+
+std::string_view ncclTestsBinaryName(Collective c) {
+  static constexpr std::string_view kNames[] = {
+      "all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "broadcast_perf",
+      "reduce_perf",     "alltoall_perf",   "sendrecv_perf"};
+  return kNames[static_cast<size_t>(c)];
+}
+
+std::string ncclTestsTime(double us) {
+  // nccl-tests' BenchTime(): the precision drops as the time grows so the column stays 7 wide.
+  if (us >= 10000.0) return fmt::sprintf("%7.0f", us);
+  if (us >= 100.0) return fmt::sprintf("%7.1f", us);
+  return fmt::sprintf("%7.2f", us);
+}
+
+// --- NcclTestsTable --------------------------------------------------------------------------
+
+namespace {
+
+// nccl-tests prints "none" in the redop column of the tests that take no op (all_gather,
+// broadcast, alltoall); reduce_scatter, reduce, all_reduce and sendrecv print the op.
+bool printsRedOp(Collective c) {
+  return c != Collective::kAllGather && c != Collective::kBroadcast && c != Collective::kAllToAll;
+}
+
+bool measured(const PointResult* p) { return p && p->status == "ok"; }
+
+}  // namespace
+
+NcclTestsTable::NcclTestsTable(Collective coll, TextOut out, NcclTestsTableOptions o)
+    : coll_(coll), out_(out), expectOut_(o.outOfPlace), expectIn_(o.inPlace) {}
+
+void NcclTestsTable::writeHeader() {
+  if (headerWritten_) return;
+  headerWritten_ = true;
+  // The format strings of nccl-tests (src/common.cu, 2022+), trailing spaces included.
+  std::string h = fmt::sprintf(
+      "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
+      "\n",
+      "", "", "", "", "");
+  h += fmt::sprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size",
+                    "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
+                    "algbw", "busbw", "#wrong");
+  h += fmt::sprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
+                    "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+                    "(GB/s)", "");
+  out_.write(h);
+}
+
+bool NcclTestsTable::complete(const Pending& p) const {
+  if (!expectOut_ && !expectIn_) return p.out || p.in;
+  return (!expectOut_ || p.out) && (!expectIn_ || p.in);
+}
+
+void NcclTestsTable::add(const PointResult& p) {
+  writeHeader();
+  // The row of this size that still lacks this placement, or a new row (a repeated sweep, -N,
+  // measures the same sizes again).
+  auto same = [&](const Pending& r) {
+    const auto& slot = p.placement == Placement::kOut ? r.out : r.in;
+    return !slot && r.dtype == p.dtype && r.op == p.op && r.root == p.root && r.bytes == p.bytes &&
+           r.count == p.count;
+  };
+  auto it = std::find_if(pending_.begin(), pending_.end(), same);
+  if (it == pending_.end()) {
+    pending_.push_back(Pending{p.dtype, p.op, p.root, p.bytes, p.count, nullptr, nullptr});
+    it = pending_.end() - 1;
+  }
+  (p.placement == Placement::kOut ? it->out : it->in) = std::make_unique<PointResult>(p);
+  // Rows go out in arrival order: a completed row waits for the rows before it.
+  while (!pending_.empty() && complete(pending_.front())) {
+    writeRow(pending_.front());
+    pending_.pop_front();
+  }
+}
+
+void NcclTestsTable::flush() {
+  while (!pending_.empty()) {
+    writeRow(pending_.front());
+    pending_.pop_front();
+  }
+}
+
+std::string NcclTestsTable::placementColumns(const PointResult* p) {
+  if (!measured(p)) return fmt::sprintf("  %7s  %6s  %6s  %5s", "N/A", "N/A", "N/A", "N/A");
+  busBwSum_ += p->busbw;
+  ++busBwCount_;
+  if (p->wrong > 0) ++outOfBounds_;
+  std::string s =
+      fmt::sprintf("  %7s  %6.2f  %6.2f", ncclTestsTime(p->timeSeconds * 1e6), p->algbw, p->busbw);
+  if (p->wrong < 0) return s + fmt::sprintf("  %5s", "N/A");
+  return s + fmt::sprintf("  %5g", static_cast<double>(p->wrong));
+}
+
+void NcclTestsTable::writeRow(const Pending& r) {
+  std::string_view op = printsRedOp(coll_) ? redOpName(r.op) : "none";
+  int root = hasRoot(coll_) ? r.root : -1;
+  std::string line = fmt::sprintf("%12li  %12li  %8s  %6s  %6i", static_cast<long>(r.bytes),
+                                  static_cast<long>(r.count), std::string(dataTypeName(r.dtype)),
+                                  std::string(op), root);
+  line += placementColumns(r.out.get());
+  line += placementColumns(r.in.get());
+  line += '\n';
+  out_.write(line);
+  ++rows_;
+}
+
+void NcclTestsTable::finish() {
+  writeHeader();
+  flush();
+  out_.write(fmt::sprintf("# Out of bounds values : %d %s\n", outOfBounds_,
+                          outOfBounds_ ? "FAILED" : "OK"));
+  out_.write(fmt::sprintf("# Avg bus bandwidth    : %g \n#\n", averageBusBw()));
+}
+
+// --- SideBySideTable -------------------------------------------------------------------------
+
+SideMetric parseSideMetric(std::string_view s) {
+  if (s == "busbw") return SideMetric::kBusBw;
+  if (s == "time") return SideMetric::kTime;
+  throw UsageError(fmt::format("side-by-side metric '{}' is not one of busbw, time", s));
+}
+
+namespace {
+
+bool validForRanking(const PointResult& p) {
+  return p.status == "ok" && p.wrong <= 0 && p.timeSeconds > 0;
+}
+
+}  // namespace
+
+void SideBySideTable::add(const PointResult& p) {
+  if (p.placement != placement_) return;
+  if (std::find(variants_.begin(), variants_.end(), p.variant) == variants_.end()) {
+    variants_.push_back(p.variant);
+  }
+  if (std::find(sizes_.begin(), sizes_.end(), p.bytes) == sizes_.end()) sizes_.push_back(p.bytes);
+  cells_.insert_or_assign({p.bytes, p.variant}, p);
+}
+
+std::vector<bool> SideBySideTable::fastest(uint64_t bytes) const {
+  double best = 0;
+  bool any = false;
+  for (const auto& v : variants_) {
+    auto it = cells_.find({bytes, v});
+    if (it == cells_.end() || !validForRanking(it->second)) continue;
+    if (!any || it->second.timeSeconds < best) best = it->second.timeSeconds;
+    any = true;
+  }
+  std::vector<bool> out;
+  for (const auto& v : variants_) {
+    auto it = cells_.find({bytes, v});
+    out.push_back(any && it != cells_.end() && validForRanking(it->second) &&
+                  it->second.timeSeconds == best);
+  }
+  return out;
+}
+
+std::vector<int> SideBySideTable::wins() const {
+  std::vector<int> w(variants_.size(), 0);
+  for (uint64_t b : sizes_) {
+    auto f = fastest(b);
+    for (size_t i = 0; i < f.size(); ++i) w[i] += f[i] ? 1 : 0;
+  }
+  return w;
+}
+
+void SideBySideTable::write(TextOut out) const {
+  if (sizes_.empty()) return;
+  const PointResult& any = cells_.begin()->second;
+  std::string title = fmt::format(
+      "# side by side: {} {}{}, {}, {} ranks: {}; * = fastest\n", collectiveName(any.coll),
+      dataTypeName(any.dtype), hasReduction(any.coll) ? " " + std::string(redOpName(any.op)) : "",
+      placement_ == Placement::kOut ? "out-of-place" : "in-place", any.nranks,
+      metric_ == SideMetric::kBusBw ? "busbw (GB/s)" : "time (us)");
+  std::vector<size_t> width;
+  for (const auto& v : variants_) width.push_back(std::max<size_t>(v.size(), 9));
+  std::string text = title + fmt::format("# {:>10}", "size");
+  for (size_t i = 0; i < variants_.size(); ++i) {
+    text += fmt::format("  {:>{}} ", variants_[i], width[i]);
+  }
+  text += '\n';
+  for (uint64_t b : sizes_) {
+    auto f = fastest(b);
+    text += fmt::format("{:>12}", b);
+    for (size_t i = 0; i < variants_.size(); ++i) {
+      auto it = cells_.find({b, variants_[i]});
+      std::string cell;
+      if (it == cells_.end()) {
+        cell = "-";
+      } else if (it->second.status == "unsupported") {
+        cell = "unsup";
+      } else if (it->second.status != "ok") {
+        cell = "failed";
+      } else if (it->second.wrong > 0) {
+        cell = "WRONG";
+      } else if (metric_ == SideMetric::kBusBw) {
+        // Two decimals as nccl-tests, four below 1 GB/s so small sizes still compare.
+        double bw = it->second.busbw;
+        cell = bw >= 1 ? fmt::format("{:.2f}", bw) : fmt::format("{:.4f}", bw);
+      } else {
+        cell = std::string(trim(ncclTestsTime(it->second.timeSeconds * 1e6)));
+      }
+      text += fmt::format("  {:>{}}{}", cell, width[i], f[i] ? '*' : ' ');
+    }
+    text += '\n';
+  }
+  auto w = wins();
+  text += fmt::format("# {:>10}", "wins");
+  for (size_t i = 0; i < variants_.size(); ++i) text += fmt::format("  {:>{}} ", w[i], width[i]);
+  text += "\n#\n";
+  out.write(text);
+}
+
+// --- JSON and CSV -----------------------------------------------------------------------------
+
+namespace {
+
+constexpr double kUs = 1e6;
+
+nlohmann::json pointToJson(const PointResult& p) {
+  nlohmann::json j;
+  j["collective"] = collectiveName(p.coll);
+  j["variant"] = p.variant;
+  j["dtype"] = dataTypeName(p.dtype);
+  j["op"] = redOpName(p.op);
+  j["root"] = p.root;
+  j["bytes"] = p.bytes;
+  j["count"] = p.count;
+  j["placement"] = placementName(p.placement);
+  j["nranks"] = p.nranks;
+  j["status"] = p.status;
+  j["message"] = p.message;
+  j["iterations"] = p.iterations;
+  j["time_us"] = p.timeSeconds * kUs;
+  j["algbw_gbps"] = p.algbw;
+  j["busbw_gbps"] = p.busbw;
+  j["wrong"] = p.wrong;
+  const Summary& s = p.summary;
+  j["summary_us"] = {{"n", s.n},
+                     {"median", s.median * kUs},
+                     {"mean", s.mean * kUs},
+                     {"min", s.min * kUs},
+                     {"max", s.max * kUs},
+                     {"p99", s.p99 * kUs},
+                     {"stddev", s.stddev * kUs},
+                     {"cv", s.cv}};
+  auto us = [](auto first, auto last) {
+    nlohmann::json a = nlohmann::json::array();
+    for (auto it = first; it != last; ++it) a.push_back(*it * kUs);
+    return a;
+  };
+  j["samples_us"] = us(p.samples.begin(), p.samples.end());
+  // rankSamples is rank-major (nranks x iterations): one array per rank.
+  nlohmann::json ranks = nlohmann::json::array();
+  if (p.nranks > 0 && !p.rankSamples.empty() && p.rankSamples.size() % p.nranks == 0) {
+    size_t per = p.rankSamples.size() / static_cast<size_t>(p.nranks);
+    for (int r = 0; r < p.nranks; ++r) {
+      auto first = p.rankSamples.begin() + static_cast<std::ptrdiff_t>(r * per);
+      ranks.push_back(us(first, first + static_cast<std::ptrdiff_t>(per)));
+    }
+  } else if (!p.rankSamples.empty()) {
+    ranks.push_back(us(p.rankSamples.begin(), p.rankSamples.end()));
+  }
+  j["rank_samples_us"] = std::move(ranks);
+  return j;
+}
+
+// RFC 4180: quote a field holding a comma, quote or line break; double the quotes inside.
+std::string csvField(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+void writeFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f || !(f << text) || !f.flush()) {
+    throw EnvironmentError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  }
+}
+
+}  // namespace
+
+std::string resultsToJson(const std::map<std::string, std::string>& header,
+                          const std::vector<PointResult>& points) {
+  nlohmann::json j;
+  j["format"] = "collbench-results";
+  j["version"] = 1;
+  j["header"] = header;
+  j["points"] = nlohmann::json::array();
+  for (const auto& p : points) j["points"].push_back(pointToJson(p));
+  return j.dump(1) + "\n";
+}
+
+std::string resultsToCsv(const std::vector<PointResult>& points) {
+  std::string out =
+      "collective,variant,dtype,op,root,bytes,count,placement,nranks,status,iterations,time_us,"
+      "algbw_gbps,busbw_gbps,wrong,median_us,mean_us,min_us,max_us,p99_us,stddev_us,cv,message\n";
+  for (const auto& p : points) {
+    const Summary& s = p.summary;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                       collectiveName(p.coll), csvField(p.variant), dataTypeName(p.dtype),
+                       redOpName(p.op), p.root, p.bytes, p.count, placementName(p.placement),
+                       p.nranks, csvField(p.status), p.iterations, p.timeSeconds * kUs, p.algbw,
+                       p.busbw, p.wrong, s.median * kUs, s.mean * kUs, s.min * kUs, s.max * kUs,
+                       s.p99 * kUs, s.stddev * kUs, s.cv, csvField(p.message));
+  }
+  return out;
+}
+
+void writeJsonFile(const std::string& path, const std::map<std::string, std::string>& header,
+                   const std::vector<PointResult>& points) {
+  writeFile(path, resultsToJson(header, points));
+}
+
+void writeCsvFile(const std::string& path, const std::vector<PointResult>& points) {
+  writeFile(path, resultsToCsv(points));
+}
+
+// --- ReportSet ---------------------------------------------------------------------------------
+
+// One variant's nccl-tests table; the first variant of a collective writes straight to the
+// stream, the others into `held` until the collective is complete.
+struct ReportSet::VariantTable {
+  std::string variant;
+  std::string held;
+  bool live;
+  NcclTestsTable table;
+  VariantTable(std::string v, Collective c, std::FILE* out, bool isLive, NcclTestsTableOptions o)
+      : variant(std::move(v)), live(isLive), table(c, isLive ? TextOut(out) : TextOut(&held), o) {}
+};
+
+ReportSet::ReportSet(std::FILE* out, std::string_view format, std::string_view sideMetric,
+                     int nranks, NcclTestsTableOptions placements)
+    : out_(out),
+      enabled_(format != "none"),
+      sideBySide_(format == "collbench"),
+      metric_(parseSideMetric(sideMetric)),
+      nranks_(nranks),
+      placements_(placements) {
+  if (format != "collbench" && format != "nccl-tests" && format != "none") {
+    throw UsageError(fmt::format("format '{}' is not one of collbench, nccl-tests, none", format));
+  }
+}
+
+ReportSet::~ReportSet() = default;
+
+void ReportSet::add(const PointResult& p) {
+  if (!enabled_) return;
+  if (haveCollective_ && p.coll != coll_) closeCollective();
+  haveCollective_ = true;
+  coll_ = p.coll;
+  if (sideBySide_) {
+    if (!sideOut_) sideOut_ = std::make_unique<SideBySideTable>(Placement::kOut, metric_);
+    if (!sideIn_) sideIn_ = std::make_unique<SideBySideTable>(Placement::kIn, metric_);
+    sideOut_->add(p);
+    sideIn_->add(p);
+  }
+  auto it = std::find_if(tables_.begin(), tables_.end(),
+                         [&](const auto& t) { return t->variant == p.variant; });
+  // A variant that can't run here gets one line instead of a table of N/A, unless it runs at
+  // some size after all: then its table starts with the points held so far.
+  auto held = std::find_if(unsupported_.begin(), unsupported_.end(),
+                           [&](const auto& u) { return u.first == p.variant; });
+  if (it == tables_.end() && p.status == "unsupported") {
+    if (held == unsupported_.end()) {
+      unsupported_.emplace_back(p.variant, std::vector<PointResult>{});
+      held = unsupported_.end() - 1;
+    }
+    held->second.push_back(p);
+    return;
+  }
+  if (it == tables_.end()) {
+    bool live = tables_.empty();
+    NcclTestsTableOptions o = placements_;
+    o.inPlace = o.inPlace && hasInPlace(coll_);  // the sweep measures no in-place alltoall
+    tables_.push_back(std::make_unique<VariantTable>(p.variant, coll_, out_, live, o));
+    // '#' lines, so nccl-tests parsers skip them; one "test" per variant, as in nccl-tests logs
+    // that hold several tests.
+    TextOut to = live ? TextOut(out_) : TextOut(&tables_.back()->held);
+    to.write(fmt::format("# Collective test starting: {}\n# Variant: {}  ({} ranks)\n",
+                         ncclTestsBinaryName(coll_), p.variant, nranks_));
+    it = tables_.end() - 1;
+    if (held != unsupported_.end()) {
+      for (const auto& q : held->second) (*it)->table.add(q);
+      unsupported_.erase(held);
+    }
+  }
+  (*it)->table.add(p);
+}
+
+void ReportSet::endGroup() {
+  if (!enabled_) return;
+  // Every point of the group is in: rows still waiting for a placement never get it.
+  for (auto& t : tables_) t->table.flush();
+  if (sideBySide_) {
+    for (auto* side : {sideOut_.get(), sideIn_.get()}) {
+      if (side && side->variantCount() > 1) side->write(TextOut(&sideHeld_));
+    }
+  }
+  sideOut_.reset();
+  sideIn_.reset();
+}
+
+void ReportSet::closeCollective() {
+  if (!haveCollective_) return;
+  endGroup();  // a sweep cut short (interrupt) may not have ended its group
+  TextOut out(out_);
+  for (auto& t : tables_) {
+    t->table.finish();
+    if (!t->live) out.write(t->held);
+    out.write(fmt::format("# Collective test concluded: {}\n\n", ncclTestsBinaryName(coll_)));
+  }
+  for (const auto& [variant, points] : unsupported_) {
+    out.write(
+        fmt::format("# Variant: {}  unsupported here: {}\n", variant,
+                    points.front().message.empty() ? "(no reason given)" : points.front().message));
+  }
+  if (!unsupported_.empty()) out.write("\n");
+  unsupported_.clear();
+  out.write(sideHeld_);
+  sideHeld_.clear();
+  tables_.clear();
+  haveCollective_ = false;
+}
+
+void ReportSet::finish(const SweepSummary& summary) {
+  if (!enabled_) return;
+  closeCollective();
+  if (sideBySide_) {
+    TextOut(out_).write(
+        fmt::format("# {} points: {} unsupported, {} failed, {} wrong element(s){}\n",
+                    summary.points, summary.unsupported, summary.failed, summary.wrongTotal,
+                    summary.interrupted ? ", interrupted" : ""));
+  }
+}
+
+}  // namespace cb
