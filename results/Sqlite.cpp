@@ -6,7 +6,6 @@
 
 #include <bit>
 #include <chrono>
-#include <cstring>
 #include <thread>
 
 #include "core/Clock.h"

@@ -290,6 +290,17 @@ std::string normalizeTimeBound(const std::string& text, const char* flag) {
   return t;
 }
 
+std::vector<std::string> splitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    if (end > start) lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
 bool processGone(int64_t pid) {
   if (pid <= 0) return false;  // unknown: never reap
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
@@ -358,7 +369,13 @@ void prepareDatabase(sqlite3* db, const std::string& path) {
     // integrity_check): a damaged file is reported here rather than as odd results later.
     Statement s(db, "PRAGMA quick_check(3)");
     std::vector<std::string> problems;
-    while (s.step()) problems.push_back(s.textAt(0));
+    while (s.step()) {
+      // A row may hold several lines ("*** in database main ***\nPage 4: ..."): keep the
+      // problems, on one line.
+      for (const std::string& line : splitLines(s.textAt(0))) {
+        if (!line.starts_with("***")) problems.push_back(line);
+      }
+    }
     if (!(problems.size() == 1 && problems[0] == "ok")) {
       throw DatabaseError(
           fmt::format("database '{}' is corrupt: {}", path, fmt::join(problems, "; ")));

@@ -545,7 +545,10 @@ TEST(Store, DetectsCorruptFile) {
     file.seekp(size / 2 - 256);
     file.write(garbage.data(), 512);
   }
-  EXPECT_TRUE(contains(openError(path), fmt::format("database '{}' is corrupt: ", path)));
+  std::string error = openError(path);
+  EXPECT_TRUE(contains(error, fmt::format("database '{}' is corrupt: ", path)));
+  EXPECT_TRUE(contains(error, "Page "));                    // what quick_check found
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;  // one line
 }
 
 TEST(Store, RefusesUnwritableLocations) {
