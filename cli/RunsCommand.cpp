@@ -1,0 +1,102 @@
+// `collbench runs`: the history kept in the database, newest first, one line per run (id,
+// start, status, label, world, hosts, collectives measured, results, worst #wrong), filtered by
+// label, date, fingerprint.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <memory>
+#include <string>
+
+#include "cli/Command.h"
+#include "cli/TextTable.h"
+#include "core/Error.h"
+#include "core/Text.h"
+#include "results/Store.h"
+
+namespace cb::cli {
+namespace {
+
+struct RunsOptions {
+  std::string db = "collbench.db";
+  RunFilter filter;
+  std::string label, since, until, fingerprint;
+};
+
+// "2025-03-01T10:00:00Z" -> "2025-03-01 10:00:00" (the column title says UTC).
+std::string shortTime(const std::string& iso) {
+  std::string t = iso;
+  if (t.size() > 10 && t[10] == 'T') t[10] = ' ';
+  if (!t.empty() && t.back() == 'Z') t.pop_back();
+  return t;
+}
+
+// Many hosts would swamp the line: the first two, then how many more.
+std::string shortHosts(const std::string& hosts) {
+  std::vector<std::string> list = splitList(hosts);
+  if (list.size() <= 2) return fmt::format("{}", fmt::join(list, ","));
+  return fmt::format("{},{} +{}", list[0], list[1], list.size() - 2);
+}
+
+int doRuns(const RunsOptions& o) {
+  RunFilter filter = o.filter;
+  if (!o.label.empty()) filter.label = o.label;
+  if (!o.since.empty()) filter.since = o.since;
+  if (!o.until.empty()) filter.until = o.until;
+  if (!o.fingerprint.empty()) filter.fingerprint = o.fingerprint;
+  if (filter.limit < 0) throw UsageError(fmt::format("--limit {} is negative", filter.limit));
+
+  Store store = Store::open(o.db, false);
+  store.reapDeadRuns();
+  std::vector<RunRecord> runs = store.listRuns(filter);
+  if (runs.empty()) {
+    fmt::print("no runs{} in '{}'\n",
+               filter.label || filter.since || filter.until || filter.fingerprint ? " match" : "",
+               o.db);
+    return 0;
+  }
+  using A = TextTable::Align;
+  TextTable table({{"id", A::kRight},
+                   {"started (UTC)"},
+                   {"status"},
+                   {"label"},
+                   {"world"},
+                   {"hosts"},
+                   {"collectives"},
+                   {"results", A::kRight},
+                   {"#wrong", A::kRight}});
+  for (const RunRecord& r : runs) {
+    RunSummary s = store.summarizeRun(r.id);
+    table.addRow({
+        std::to_string(r.id),
+        shortTime(r.startedAt),
+        std::string(runStatusName(r.status)),
+        r.label.empty() ? "-" : r.label,
+        r.worldKind.empty() ? std::to_string(r.worldSize)
+                            : fmt::format("{} x{}", r.worldKind, r.worldSize),
+        r.hosts.empty() ? "-" : shortHosts(r.hosts),
+        s.collectives.empty() ? "-" : fmt::format("{}", fmt::join(s.collectives, ",")),
+        std::to_string(s.results),
+        s.worstWrong < 0 ? "-" : std::to_string(s.worstWrong),
+    });
+  }
+  fmt::print("{}", table.render());
+  return 0;
+}
+
+}  // namespace
+
+void setupRunsCommand(CLI::App& app, Action& action) {
+  auto o = std::make_shared<RunsOptions>();
+  auto* sub = app.add_subcommand(
+      "runs", "List the runs kept in the database, newest first (#wrong: the worst point)");
+  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
+  sub->add_option("--label", o->label, "Only runs with this label");
+  sub->add_option("--since", o->since, "Only runs started at or after this UTC date[Ttime]");
+  sub->add_option("--until", o->until, "Only runs started up to this UTC date[Ttime], inclusive");
+  sub->add_option("--fingerprint", o->fingerprint, "Only runs with this environment fingerprint");
+  sub->add_option("--limit", o->filter.limit, "Show at most N runs (0: all)")
+      ->capture_default_str();
+  sub->callback([o, &action] { action = [o] { return doRuns(*o); }; });
+}
+
+}  // namespace cb::cli

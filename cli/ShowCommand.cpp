@@ -1,0 +1,169 @@
+// `collbench show RUN`: one stored run, its header (every field that is set) and its results as
+// tables grouped by collective, dtype and op, in nccl-tests units (bytes, us, GB/s); with
+// --samples also the per-iteration times, combined and per rank.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+#include <memory>
+#include <string>
+
+#include "cli/Command.h"
+#include "cli/TextTable.h"
+#include "core/Error.h"
+#include "results/Store.h"
+
+namespace cb::cli {
+namespace {
+
+struct ShowOptions {
+  std::string run;
+  std::string db = "collbench.db";
+  bool samples = false;
+};
+
+// RUN is an id, or "last"/"latest" for the newest run.
+int64_t resolveRun(const Store& store, const std::string& text, const std::string& db) {
+  if (text == "last" || text == "latest") {
+    RunFilter newest;
+    newest.limit = 1;
+    std::vector<RunRecord> runs = store.listRuns(newest);
+    if (runs.empty()) throw UsageError(fmt::format("no runs in '{}'", db));
+    return runs[0].id;
+  }
+  int64_t id = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) {
+    throw UsageError(fmt::format("RUN '{}' is not a run id (a positive number, or last)", text));
+  }
+  return id;
+}
+
+void printHeader(const RunRecord& r) {
+  auto field = [](std::string_view key, const std::string& value) {
+    if (!value.empty()) fmt::print("# {:<12}: {}\n", key, value);
+  };
+  fmt::print("# run {}\n", r.id);
+  field("status", std::string(runStatusName(r.status)));
+  field("started", r.startedAt);
+  field("finished", r.finishedAt);
+  field("label", r.label);
+  field("source", r.source);
+  field("command", r.commandLine);
+  field("world",
+        r.worldSize > 0 || !r.worldKind.empty()
+            ? fmt::format("{}{}{} ranks", r.worldKind, r.worldKind.empty() ? "" : ", ", r.worldSize)
+            : "");
+  field("hosts", r.hosts);
+  field("collbench", r.collbenchVersion);
+  field("mpi", r.mpiVersion);
+  field("ucx", r.ucxVersion);
+  field("cuda", r.cudaVersion);
+  field("nccl", r.ncclVersion);
+  field("fingerprint", r.fingerprint);
+  field("process", r.pid > 0 ? fmt::format("pid {} on {}", r.pid, r.host) : r.host);
+  field("environment", r.environmentJson == "{}" ? "" : r.environmentJson);
+}
+
+std::string fixed(double v) { return fmt::format("{:.2f}", v); }
+
+std::string joinValues(const double* begin, const double* end) {
+  return fmt::format("{:.2f}", fmt::join(begin, end, " "));
+}
+
+// Results in the order measured, grouped by (collective, dtype, op) in order of first appearance.
+std::vector<std::vector<const ResultRecord*>> groupResults(const std::vector<ResultRecord>& all) {
+  std::vector<std::vector<const ResultRecord*>> groups;
+  for (const ResultRecord& r : all) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+      return g[0]->collective == r.collective && g[0]->dtype == r.dtype && g[0]->op == r.op;
+    });
+    if (it == groups.end()) {
+      groups.push_back({&r});
+    } else {
+      it->push_back(&r);
+    }
+  }
+  return groups;
+}
+
+void printGroup(const std::vector<const ResultRecord*>& group, bool withSamples) {
+  const ResultRecord& first = *group[0];
+  std::vector<std::string> statistics;
+  bool anyRoot = false;
+  for (const ResultRecord* r : group) {
+    if (std::find(statistics.begin(), statistics.end(), r->statistic) == statistics.end()) {
+      statistics.push_back(r->statistic);
+    }
+    anyRoot = anyRoot || r->root >= 0;
+  }
+  fmt::print("#\n# {}  {}  {}   time = {} over iterations\n", first.collective, first.dtype,
+             first.op, fmt::join(statistics, "/"));
+  using A = TextTable::Align;
+  std::vector<TextTable::Column> columns{
+      {"size", A::kRight}, {"count", A::kRight}, {"variant"}, {"place"}};
+  if (anyRoot) columns.push_back({"root", A::kRight});
+  for (const char* title : {"time(us)", "algbw", "busbw", "#wrong", "iters", "cv"}) {
+    columns.push_back({title, A::kRight});
+  }
+  columns.push_back({"note"});
+  TextTable table(std::move(columns));
+  for (const ResultRecord* r : group) {
+    bool ok = r->status == "ok";
+    std::vector<std::string> row{std::to_string(r->sizeBytes), std::to_string(r->count), r->variant,
+                                 r->placement};
+    if (anyRoot) row.push_back(r->root >= 0 ? std::to_string(r->root) : "-");
+    row.push_back(ok ? fixed(r->timeUs) : "-");
+    row.push_back(ok ? fixed(r->algbw) : "-");
+    row.push_back(ok ? fixed(r->busbw) : "-");
+    row.push_back(r->wrong < 0 ? "-" : std::to_string(r->wrong));
+    row.push_back(std::to_string(r->iterations));
+    row.push_back(ok && r->iterations > 1 ? fmt::format("{:.1f}%", r->cv * 100) : "-");
+    row.push_back(ok ? "" : r->message.empty() ? r->status : r->status + ": " + r->message);
+    table.addRow(std::move(row));
+  }
+  fmt::print("{}", table.render("# "));
+  if (!withSamples) return;
+  fmt::print("# samples (us per iteration; combined over ranks, then each rank)\n");
+  for (const ResultRecord* r : group) {
+    if (r->samplesUs.empty() && r->rankSamplesUs.empty()) continue;
+    fmt::print("{} {} {}: {}\n", r->sizeBytes, r->variant, r->placement,
+               joinValues(r->samplesUs.data(), r->samplesUs.data() + r->samplesUs.size()));
+    if (r->nranks <= 0 || r->rankSamplesUs.empty()) continue;
+    size_t perRank = r->rankSamplesUs.size() / static_cast<size_t>(r->nranks);
+    for (int rank = 0; rank < r->nranks; ++rank) {
+      const double* row = r->rankSamplesUs.data() + rank * perRank;
+      fmt::print("  rank {}: {}\n", rank, joinValues(row, row + perRank));
+    }
+  }
+}
+
+int doShow(const ShowOptions& o) {
+  Store store = Store::open(o.db, false);
+  store.reapDeadRuns();
+  int64_t id = resolveRun(store, o.run, o.db);
+  std::optional<RunRecord> run = store.findRun(id);
+  if (!run) throw UsageError(fmt::format("no run {} in '{}'", id, o.db));
+  printHeader(*run);
+  std::vector<ResultRecord> results = store.results(id, o.samples);
+  if (results.empty()) {
+    fmt::print("#\n# no results\n");
+    return 0;
+  }
+  for (const auto& group : groupResults(results)) printGroup(group, o.samples);
+  return 0;
+}
+
+}  // namespace
+
+void setupShowCommand(CLI::App& app, Action& action) {
+  auto o = std::make_shared<ShowOptions>();
+  auto* sub = app.add_subcommand("show", "Show one stored run: its header and its results");
+  sub->add_option("RUN", o->run, "Run id (see `collbench runs`), or last")->required();
+  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
+  sub->add_flag("--samples", o->samples, "Also print every iteration's time, and per rank");
+  sub->callback([o, &action] { action = [o] { return doShow(*o); }; });
+}
+
+}  // namespace cb::cli
