@@ -8,7 +8,7 @@ cb=${1:?usage: runs_show.sh COLLBENCH}
 tmp=$(mktemp -d /tmp/cb_runs_show.XXXXXX)
 bg=
 cleanup() {
-  if [ -n "$bg" ]; then kill -9 "$bg" 2>/dev/null; wait "$bg" 2>/dev/null; fi
+  if [ -n "$bg" ]; then { kill -9 "$bg"; wait "$bg"; } 2>/dev/null; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -106,8 +106,10 @@ for _ in $(seq 600); do
   [ "$(grep -cE '^ +[0-9]+ +[0-9]+ ' <<<"$out")" -ge 4 ] && break
   sleep 0.1
 done
-kill -9 "$bg"
-wait "$bg" 2>/dev/null
+{
+  kill -9 "$bg"
+  wait "$bg"
+} 2>/dev/null  # without bash's "Killed" job report
 bg=
 expect 0 "$cb" runs --db "$db" --label killed
 grep -qE '^ *3 .* interrupted +killed ' <<<"$out" || fail "killed run not interrupted: $out"
