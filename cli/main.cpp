@@ -37,10 +37,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (!action) {
-      // No subcommand: the default job, as `collbench run` with no arguments.
-      app.get_subcommand("run")->parse(std::vector<std::string>{});
+      std::fputs(app.help().c_str(), stdout);
+      return 0;
     }
-    return action ? action() : 2;
+    return action();
   } catch (const cb::Error& e) {
     std::fprintf(stderr, "collbench: %s\n", e.what());
     return cb::exitCodeFor(e.kind());

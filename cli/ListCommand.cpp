@@ -1,0 +1,72 @@
+// `collbench list`: every collective, its variants (hand-written algorithms with their one-line
+// description, constraints and alpha-beta cost; vendor backends), the transports, and whether
+// each can run in this world, with the reason when it can't.
+#include <fmt/format.h>
+
+#include "cli/Command.h"
+#include "cli/RunContext.h"
+#include "collectives/Registry.h"
+#include "collectives/transport/Transports.h"
+
+namespace cb::cli {
+namespace {
+
+struct ListOptions {
+  WorldOptions world;
+  std::string transport;
+  int ranksPerNode = 0;
+};
+
+int doList(const ListOptions& o) {
+  runInWorld(o.world, [&](Communicator& comm) {
+    const auto& reg = Registry::builtin();
+    VariantOptions vo;
+    vo.transport = o.transport;
+    vo.ranksPerNode = o.ranksPerNode;
+    // Every rank evaluates usability (a GPU may be visible on some ranks only); rank 0 prints.
+    std::vector<std::string> lines;
+    for (Collective c : allCollectives()) {
+      lines.push_back(fmt::format("{}:", collectiveName(c)));
+      for (const auto* v : reg.forCollective(c)) {
+        CollArgs args{c, DataType::kFloat, RedOp::kSum, 0, 1024};
+        auto why = v->unsupported ? v->unsupported(comm, args, vo) : std::nullopt;
+        lines.push_back(fmt::format("  {:<14} {:<5} {:<11} {}", v->name, v->backend,
+                                    why ? "unusable" : "usable", v->description));
+        if (!v->constraints.empty()) {
+          lines.push_back(fmt::format("  {:<32} constraints: {}", "", v->constraints));
+        }
+        if (!v->cost.empty()) lines.push_back(fmt::format("  {:<32} cost: {}", "", v->cost));
+        if (why) lines.push_back(fmt::format("  {:<32} why not here: {}", "", *why));
+      }
+    }
+    lines.push_back("transports (hand-written algorithms):");
+    for (const auto& t : transportNames()) {
+      auto why = transportUnsupported(t, comm);
+      lines.push_back(fmt::format("  {:<14} {}{}", t, why ? "unusable: " + *why : "usable",
+                                  t == defaultTransport(comm) ? " (default here)" : ""));
+    }
+    if (comm.rank() != 0) return;
+    fmt::print(
+        "# world: {} with {} ranks (a = latency per message, b = time per byte, g = time "
+        "per reduced byte, S = bytes per rank buffer)\n",
+        worldKindName(comm.worldKind()), comm.size());
+    for (const auto& l : lines) fmt::print("{}\n", l);
+  });
+  return 0;
+}
+
+}  // namespace
+
+void setupListCommand(CLI::App& app, Action& action) {
+  auto o = std::make_shared<ListOptions>();
+  auto* sub = app.add_subcommand(
+      "list",
+      "List collectives, algorithms and backends, and say which are usable here and why not");
+  sub->add_option("--np", o->world.np, "Ranks of the local world to evaluate (default: cores)");
+  sub->add_option("--transport", o->transport,
+                  "Evaluate hand-written algorithms on this transport");
+  sub->add_option("--ranks-per-node", o->ranksPerNode, "Emulated node size for hierarchical ones");
+  sub->callback([o, &action] { action = [o] { return doList(*o); }; });
+}
+
+}  // namespace cb::cli

@@ -1,0 +1,224 @@
+// `collbench run [COLLECTIVES] [nccl-tests flags]`: measure collectives in the current world
+// (local threads by default, MPI processes under mpirun), print nccl-tests tables and a
+// side-by-side view of the variants, and store everything in SQLite as it is measured.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "bench/Report.h"
+#include "bench/Sweep.h"
+#include "cli/Command.h"
+#include "cli/RunContext.h"
+#include "core/Error.h"
+#include "core/Interrupt.h"
+#include "core/Size.h"
+#include "core/Text.h"
+
+namespace cb::cli {
+namespace {
+
+struct RunOptions {
+  std::string collectives = "allreduce,allgather";
+  std::string minBytes = "8", maxBytes = "64M";
+  double stepFactor = 2;
+  std::string stepBytes;
+  int iters = 20, warmup = 5, check = 1, cycles = 1, root = 0, average = 3;
+  double timeout = 300;
+  std::string dtype = "float", op = "sum";
+  std::string stat = "median";
+  std::string timeBudget;
+  std::string algo = "all";
+  std::string transport;
+  std::string chunk;
+  int ranksPerNode = 0;
+  std::string placement = "both";
+  std::string format = "collbench";
+  std::string sideMetric = "busbw";
+  std::string json, csv;
+  std::string db = "collbench.db";
+  bool noDb = false;
+  std::string label;
+  std::string injectDelay;
+  WorldOptions world;
+};
+
+SweepOptions toSweep(const RunOptions& o) {
+  SweepOptions s;
+  s.collectives = parseCollectiveList(o.collectives);
+  s.variants = splitList(o.algo);
+  s.dtypes = parseDataTypeList(o.dtype);
+  s.ops = parseRedOpList(o.op);
+  s.root = o.root;
+  s.minBytes = parseSize(o.minBytes);
+  s.maxBytes = parseSize(o.maxBytes);
+  s.stepFactor = o.stepFactor;
+  s.stepBytes = o.stepBytes.empty() ? 0 : parseSize(o.stepBytes);
+  s.iterations = o.iters;
+  s.warmup = o.warmup;
+  s.checkRounds = o.check;
+  s.cycles = o.cycles;
+  s.timeoutSeconds = o.timeout;
+  s.timeBudgetSeconds = o.timeBudget.empty() ? 0 : parseDurationSeconds(o.timeBudget);
+  if (o.average < 0 || o.average > 3) {
+    throw UsageError(
+        fmt::format("-a {} is not one of 0 (rank 0), 1 (avg), 2 (min), 3 (max)", o.average));
+  }
+  s.combine = static_cast<RankCombine>(o.average);
+  s.statistic = parseStatistic(o.stat);
+  if (o.placement == "out") {
+    s.inPlace = false;
+  } else if (o.placement == "in") {
+    s.outOfPlace = false;
+  } else if (o.placement != "both") {
+    throw UsageError(fmt::format("--placement '{}' is not one of out, in, both", o.placement));
+  }
+  s.variantOptions.transport = o.transport;
+  s.variantOptions.chunkBytes = o.chunk.empty() ? 0 : parseSize(o.chunk);
+  s.variantOptions.ranksPerNode = o.ranksPerNode;
+  if (!o.injectDelay.empty()) {
+    // US[:VARIANT] — a documented testing aid: proves that `gate` catches a real slowdown.
+    auto parts = splitList(o.injectDelay, ':');
+    try {
+      s.injectDelayUs = std::stod(parts.at(0));
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("--inject-delay '{}' is not US[:VARIANT]", o.injectDelay));
+    }
+    if (s.injectDelayUs < 0) throw UsageError("--inject-delay must not be negative");
+    if (parts.size() > 1) s.injectDelayVariant = parts[1];
+  }
+  return s;
+}
+
+std::map<std::string, std::string> headerFields(const RunRecord& r) {
+  return {{"collbench_version", r.collbenchVersion},
+          {"started_at", r.startedAt},
+          {"label", r.label},
+          {"command_line", r.commandLine},
+          {"mpi_version", r.mpiVersion},
+          {"ucx_version", r.ucxVersion},
+          {"cuda_version", r.cudaVersion},
+          {"nccl_version", r.ncclVersion},
+          {"hosts", r.hosts},
+          {"world_size", std::to_string(r.worldSize)},
+          {"world_kind", r.worldKind},
+          {"fingerprint", r.fingerprint}};
+}
+
+int doRun(const RunOptions& o) {
+  SweepOptions sweep = toSweep(o);  // bad input fails here, before any rank starts
+  if (o.format != "collbench" && o.format != "nccl-tests" && o.format != "none") {
+    throw UsageError(
+        fmt::format("--format '{}' is not one of collbench, nccl-tests, none", o.format));
+  }
+  installInterruptHandlers();
+  const std::string cmdline = commandLine();
+  int exitCode = 0;
+  runInWorld(o.world, [&](Communicator& comm) {
+    RunHeader header = collectHeader(comm, o.label, cmdline);
+    RunStore rs = openRunStore(comm, o.noDb ? "" : o.db, header.record);
+    const bool root = comm.rank() == 0;
+    std::FILE* out = stdout;
+    NcclTestsTableOptions placements{sweep.outOfPlace, sweep.inPlace};
+    ReportSet report(out, o.format, o.sideMetric, comm.size(), placements);
+    std::vector<PointResult> all;
+    if (root && o.format != "none") printHeader(out, header, &sweep);
+    SweepSink sink;
+    sink.onPoint = [&](const PointResult& p) {
+      report.add(p);
+      if (!o.json.empty() || !o.csv.empty()) all.push_back(p);
+      if (rs.store) rs.store->addResult(toRecord(p, rs.runId, sweep.statistic));
+    };
+    sink.onGroupEnd = [&] { report.endGroup(); };
+    SweepSummary summary;
+    try {
+      summary = runSweep(comm, sweep, sink);
+    } catch (...) {
+      if (rs.store) rs.store->finishRun(rs.runId, RunStatus::kFailed);
+      throw;
+    }
+    if (!root) return;
+    report.finish(summary);
+    if (!o.json.empty()) writeJsonFile(o.json, headerFields(header.record), all);
+    if (!o.csv.empty()) writeCsvFile(o.csv, all);
+    RunStatus status = summary.interrupted ? RunStatus::kInterrupted : RunStatus::kOk;
+    if (rs.store) {
+      rs.store->finishRun(rs.runId, status);
+      fmt::print(out, "# stored as run {} in {}\n", rs.runId, o.db);
+    }
+    if (summary.interrupted) {
+      exitCode = 130;
+    } else if (summary.wrongTotal > 0) {
+      fmt::print(stderr, "collbench: verification failed: {} wrong element(s)\n",
+                 summary.wrongTotal);
+      exitCode = 1;
+    }
+  });
+  return exitCode;
+}
+
+}  // namespace
+
+void setupRunCommand(CLI::App& app, Action& action) {
+  auto o = std::make_shared<RunOptions>();
+  auto* sub = app.add_subcommand(
+      "run",
+      "Measure collectives (default: allreduce and allgather, 8 B to 64 MiB, every variant usable "
+      "here) with nccl-tests flags; results go to the database");
+  sub->add_option("collectives", o->collectives,
+                  "Comma-separated collectives, or 'all' (allreduce, allgather, reduce_scatter, "
+                  "broadcast, reduce, alltoall, sendrecv)");
+  sub->add_option("-b,--minbytes", o->minBytes, "Minimum size (K/M/G: binary)")
+      ->capture_default_str();
+  sub->add_option("-e,--maxbytes", o->maxBytes, "Maximum size")->capture_default_str();
+  sub->add_option("-f,--stepfactor", o->stepFactor, "Multiplication factor between sizes")
+      ->capture_default_str();
+  sub->add_option("-i,--stepbytes", o->stepBytes, "Fixed increment between sizes (overrides -f)");
+  sub->add_option("-n,--iters", o->iters, "Timed iterations per point")->capture_default_str();
+  sub->add_option("-w,--warmup_iters", o->warmup, "Warm-up iterations per point")
+      ->capture_default_str();
+  sub->add_option("-c,--check", o->check, "Verification rounds per point (0: none)")
+      ->capture_default_str();
+  sub->add_option("-d,--datatype", o->dtype,
+                  "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double, a list, or all")
+      ->capture_default_str();
+  sub->add_option("-o,--op", o->op, "sum prod max min avg band bor bxor, a list, or all")
+      ->capture_default_str();
+  sub->add_option("-r,--root", o->root, "Root rank of broadcast and reduce")->capture_default_str();
+  sub->add_option("-N,--run_cycles", o->cycles, "Repeat the whole sweep N times")
+      ->capture_default_str();
+  sub->add_option("-T,--timeout", o->timeout, "Deadline in seconds for any single wait")
+      ->capture_default_str();
+  sub->add_option("-a,--average", o->average,
+                  "How rank times combine per iteration: 0 rank 0, 1 avg, 2 min, 3 max")
+      ->capture_default_str();
+  sub->add_option("--stat", o->stat, "Statistic over iterations: median mean min max p99")
+      ->capture_default_str();
+  sub->add_option("--time-budget", o->timeBudget,
+                  "Adaptive mode: time per point (e.g. 200ms) picks the iteration count");
+  sub->add_option("--algo", o->algo, "Variants to run (comma list of names, or all)")
+      ->capture_default_str();
+  sub->add_option("--transport", o->transport,
+                  "Transport of hand-written algorithms: local, mpi, shm, ucx (default: fastest)");
+  sub->add_option("--chunk", o->chunk, "Pipelining chunk of algorithms that pipeline (bytes)");
+  sub->add_option("--ranks-per-node", o->ranksPerNode,
+                  "Hierarchical algorithms: emulate nodes of this many ranks");
+  sub->add_option("--placement", o->placement, "out, in or both")->capture_default_str();
+  sub->add_option("--format", o->format,
+                  "collbench (tables + side-by-side), nccl-tests (exactly its tables), none")
+      ->capture_default_str();
+  sub->add_option("--side-metric", o->sideMetric, "Side-by-side view shows busbw or time")
+      ->capture_default_str();
+  sub->add_option("--json", o->json, "Also write everything measured to this JSON file");
+  sub->add_option("--csv", o->csv, "Also write one row per point to this CSV file");
+  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
+  sub->add_flag("--no-db", o->noDb, "Do not store the run");
+  sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
+  sub->add_option("--np", o->world.np,
+                  "Ranks of the local world (threads; default: cores, at least 2)");
+  sub->add_option("--inject-delay", o->injectDelay,
+                  "Testing aid: add US microseconds to every timed call [of VARIANT]");
+  sub->callback([o, &action] { action = [o] { return doRun(*o); }; });
+}
+
+}  // namespace cb::cli
