@@ -15,5 +15,12 @@ void setupListCommand(CLI::App& app, Action& action);
 void setupRunsCommand(CLI::App& app, Action& action);
 void setupShowCommand(CLI::App& app, Action& action);
 void setupImportCommand(CLI::App& app, Action& action);
+void setupCompareCommand(CLI::App& app, Action& action);
+void setupGateCommand(CLI::App& app, Action& action);
+void setupHistoryCommand(CLI::App& app, Action& action);
+void setupExportCommand(CLI::App& app, Action& action);
+void setupDbCommand(CLI::App& app, Action& action);
+void setupReportCommand(CLI::App& app, Action& action);
+void setupP2pCommand(CLI::App& app, Action& action);
 
 }  // namespace cb::cli
