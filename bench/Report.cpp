@@ -180,6 +180,11 @@ std::vector<bool> SideBySideTable::fastest(uint64_t bytes) const {
   return out;
 }
 
+bool SideBySideTable::anyMeasured() const {
+  return std::any_of(cells_.begin(), cells_.end(),
+                     [](const auto& c) { return validForRanking(c.second); });
+}
+
 std::vector<int> SideBySideTable::wins() const {
   std::vector<int> w(variants_.size(), 0);
   for (uint64_t b : sizes_) {
@@ -424,7 +429,9 @@ void ReportSet::endGroup() {
   for (auto& t : tables_) t->table.flush();
   if (sideBySide_) {
     for (auto* side : {sideOut_.get(), sideIn_.get()}) {
-      if (side && side->variantCount() > 1) side->write(TextOut(&sideHeld_));
+      if (side && side->variantCount() > 1 && side->anyMeasured()) {
+        side->write(TextOut(&sideHeld_));
+      }
     }
   }
   sideOut_.reset();

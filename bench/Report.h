@@ -109,6 +109,8 @@ class SideBySideTable {
   void add(const PointResult& p);
   bool empty() const { return sizes_.empty(); }
   int variantCount() const { return static_cast<int>(variants_.size()); }
+  // True if some variant has a valid (ok, not wrong) value: else there is nothing to compare.
+  bool anyMeasured() const;
   // Wins per variant, in the order variants first appeared.
   std::vector<int> wins() const;
   void write(TextOut out) const;

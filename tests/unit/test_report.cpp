@@ -218,6 +218,10 @@ TEST(SideBySideTable, MarksFastestAndCountsWins) {
   unsup.status = "unsupported";
   side.add(unsup);
   EXPECT_EQ(side.wins(), (std::vector<int>{2, 2, 0}));
+  EXPECT_TRUE(side.anyMeasured());
+  cb::SideBySideTable none(Placement::kOut, cb::SideMetric::kBusBw);
+  none.add(unsup);
+  EXPECT_FALSE(none.anyMeasured());
 
   std::string text;
   side.write(cb::TextOut(&text));
