@@ -78,6 +78,8 @@ std::string normalizeCollective(std::string_view name) {
   std::string v = toLower(trim(name));
   // A path to the nccl-tests binary: keep the file name.
   if (auto slash = v.find_last_of('/'); slash != std::string::npos) v = v.substr(slash + 1);
+  // Distributions build the MPI flavour as all_reduce_perf_mpi.
+  if (v.size() > 4 && v.ends_with("_mpi")) v.resize(v.size() - 4);
   try {
     return std::string(collectiveName(parseCollective(v)));
   } catch (const UsageError&) {

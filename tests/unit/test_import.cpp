@@ -262,7 +262,7 @@ TEST(ImportNcclTests, NewestFormatAllReduceNvls) {
 TEST(ImportNcclTests, PerIterationColumnsTimestampsAndChatter) {
   const std::string text =
       "# nccl-tests version 2.19.4 nccl-headers=22803 nccl-library=22803\n"
-      "# Collective test starting: broadcast_perf\n"
+      "# Collective test starting: /opt/nccl-tests/bin/broadcast_perf_mpi\n"
       "# nThread 1 nGpus 2 minBytes 1024 maxBytes 2048 step: 2(factor) warmup iters: 1 iters: 10 "
       "agg iters: 1 validation: 1 graph: 0 unalign: 0\n"
       "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows \n"
@@ -288,7 +288,7 @@ TEST(ImportNcclTests, PerIterationColumnsTimestampsAndChatter) {
       "# Out of bounds values : 3 FAILED\n"
       "# Avg bus bandwidth    : 0.14 \n"
       "#\n"
-      "# Collective test concluded: broadcast_perf\n";
+      "# Collective test concluded: /opt/nccl-tests/bin/broadcast_perf_mpi\n";
   auto runs = importText(text);
   ASSERT_EQ(runs.size(), 1u);
   const auto& run = runs[0];
@@ -322,6 +322,15 @@ std::string ncclLines(int from, int to) {
     if (n >= from && n <= to) out += line + "\n";
   }
   return out;
+}
+
+TEST(ImportNcclTests, WindowsLineEndings) {
+  std::string text = ncclLines(1, 1000), crlf;
+  for (char c : text) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  auto runs = importText(crlf);
+  ASSERT_EQ(runs.size(), 1u);
+  expectNcclTable(runs[0], "allreduce", 31, 8);
+  EXPECT_EQ(runs[0].run.status, RunStatus::kOk);
 }
 
 TEST(ImportNcclTests, MalformedInputNamesFileAndLine) {
@@ -596,7 +605,7 @@ TEST(ImportImb, PingPong) {
   EXPECT_NEAR(two[0].results[1].algbw, 12.21085, 1e-12);
 }
 
-TEST(ImbImport, AllreduceUsesAverageTime) {
+TEST(ImportImb, AllreduceUsesAverageTime) {
   auto runs = importSample("imb_3_allreduce-2021.10-144proc-4node-openmpi5.txt");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].run.worldSize, 144);
@@ -620,7 +629,7 @@ TEST(ImbImport, AllreduceUsesAverageTime) {
 }
 
 // An IMB 4.x log: Mbytes/sec in 2^20 B/s; two process counts give two runs.
-TEST(ImbImport, OldVersionUnitsAndOneRunPerWorldSize) {
+TEST(ImportImb, OldVersionUnitsAndOneRunPerWorldSize) {
   const std::string text =
       "#---------------------------------------------------\n"
       "# Intel (R) MPI Benchmark Suite V4.0.0, MPI-1 part\n"
@@ -664,7 +673,7 @@ TEST(ImbImport, OldVersionUnitsAndOneRunPerWorldSize) {
   EXPECT_EQ(runs[1].run.status, RunStatus::kOk);
 }
 
-TEST(ImbImport, MalformedInput) {
+TEST(ImportImb, MalformedInput) {
   std::string text = readText(sample("imb_3_allreduce-2021.10-144proc-4node-openmpi5.txt"));
   auto at = text.find("    268435456");
   std::string bad = text.substr(0, at) + "    268435456            1    403874.11\n" +
