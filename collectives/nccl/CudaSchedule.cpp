@@ -1,0 +1,284 @@
+// The CUDA schedule executor (see CudaSchedule.h).
+#include "collectives/nccl/CudaSchedule.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "collectives/nccl/CudaCheck.h"
+#include "collectives/nccl/DeviceCall.h"
+#include "collectives/nccl/DeviceReduce.h"
+#include "collectives/nccl/GpuBuffers.h"
+#include "collectives/nccl/GpuDevice.h"
+#include "collectives/nccl/GpuOptions.h"
+#include "collectives/nccl/NcclComm.h"
+#include "collectives/nccl/NcclVariants.h"
+#include "core/Error.h"
+
+namespace cb {
+namespace {
+
+bool isLocal(StepKind k) {
+  return k == StepKind::kCopy || k == StepKind::kReduce || k == StepKind::kScale;
+}
+
+class CudaScheduleRun final : public PreparedCollective {
+ public:
+  CudaScheduleRun(const CollArgs& args, int nranks, Schedule schedule, const GpuOptions& options,
+                  int device, std::shared_ptr<NcclComm> nccl)
+      : args_(args),
+        nranks_(nranks),
+        elem_(dataTypeSize(args.dtype)),
+        schedule_(std::move(schedule)),
+        device_(device),
+        nccl_(std::move(nccl)),
+        runner_(device, options, nccl_) {
+    for (const auto& phase : schedule_.phases) plans_.push_back(planCudaPhase(phase));
+    if (schedule_.scratchCount) {
+      scratch_ = std::make_unique<DeviceBuffer>(device_, schedule_.scratchCount * elem_);
+      scratch_->faultIn();
+    }
+    if (size_t staging = cudaStagingCount(schedule_)) {
+      staging_ = std::make_unique<DeviceBuffer>(device_, staging * elem_);
+      staging_->faultIn();
+    }
+  }
+
+  ~CudaScheduleRun() override {
+    if (nccl_->usable()) cudaStreamSynchronize(runner_.stream());
+  }
+
+  void run(const void* send, void* recv, Deadline d) override {
+    last_.reset();
+    ScopedDevice on(device_);
+    DeviceCall call;
+    call.body = [this, send, recv, d](cudaStream_t s) { enqueue(send, recv, s, d); };
+    call.key = {send, recv};
+    last_ = runner_.run(call, d);
+  }
+
+  std::optional<double> lastDeviceSeconds() const override { return last_; }
+
+ private:
+  char* at(const Span& span, const void* send, void* recv) const {
+    char* base = nullptr;
+    switch (span.buf) {
+      case BufferRef::kSend: base = const_cast<char*>(static_cast<const char*>(send)); break;
+      case BufferRef::kRecv: base = static_cast<char*>(recv); break;
+      case BufferRef::kScratch:
+        base = scratch_ ? static_cast<char*>(scratch_->data()) : nullptr;
+        break;
+    }
+    return base + span.offset * elem_;
+  }
+
+  void enqueue(const void* send, void* recv, cudaStream_t s, Deadline d) {
+    ncclComm_t c = nccl_->get();
+    char* staging = staging_ ? static_cast<char*>(staging_->data()) : nullptr;
+    for (const auto& plan : plans_) {
+      for (const auto& step : plan.local) {
+        char* dst = at(step.dst, send, recv);
+        size_t n = step.dst.count;
+        if (n == 0) continue;
+        switch (step.kind) {
+          case StepKind::kCopy: {
+            const char* src = at(step.src, send, recv);
+            if (src == dst) break;
+            size_t bytes = n * elem_;
+            if (src < dst + bytes && dst < src + bytes) {
+              throw InternalError("schedule copy between partially overlapping ranges");
+            }
+            checkCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s),
+                      "cudaMemcpyAsync (schedule copy)");
+            break;
+          }
+          case StepKind::kReduce:
+            deviceReduce(args_.dtype, args_.op, dst, dst, at(step.src, send, recv), n, s);
+            break;
+          case StepKind::kScale: deviceScale(args_.dtype, dst, n, nranks_, s); break;
+          default: break;
+        }
+      }
+      bool any = std::any_of(plan.sends.begin(), plan.sends.end(),
+                             [](const Step& st) { return st.src.count > 0; }) ||
+                 std::any_of(plan.receives.begin(), plan.receives.end(),
+                             [](const auto& r) { return r.step.dst.count > 0; });
+      if (!any) continue;
+      nccl_->complete(ncclGroupStart(), "ncclGroupStart", d);
+      for (const auto& step : plan.sends) {
+        if (step.src.count == 0) continue;
+        nccl_->complete(
+            ncclSend(at(step.src, send, recv), step.src.count * elem_, ncclUint8, step.peer, c, s),
+            "ncclSend (schedule)", d);
+      }
+      for (const auto& r : plan.receives) {
+        if (r.step.dst.count == 0) continue;
+        char* into = r.step.kind == StepKind::kRecvReduce ? staging + r.stagingOffset * elem_
+                                                          : at(r.step.dst, send, recv);
+        nccl_->complete(ncclRecv(into, r.step.dst.count * elem_, ncclUint8, r.step.peer, c, s),
+                        "ncclRecv (schedule)", d);
+      }
+      nccl_->complete(ncclGroupEnd(), "ncclGroupEnd (schedule phase)", d);
+      for (const auto& r : plan.receives) {
+        if (r.step.kind != StepKind::kRecvReduce || r.step.dst.count == 0) continue;
+        deviceReduce(args_.dtype, args_.op, at(r.step.dst, send, recv), at(r.step.src, send, recv),
+                     staging + r.stagingOffset * elem_, r.step.dst.count, s);
+      }
+    }
+  }
+
+  CollArgs args_;
+  int nranks_;
+  size_t elem_;
+  Schedule schedule_;
+  std::vector<CudaPhasePlan> plans_;
+  int device_;
+  std::shared_ptr<NcclComm> nccl_;  // before runner_: the runner goes first
+  std::unique_ptr<DeviceBuffer> scratch_;
+  std::unique_ptr<DeviceBuffer> staging_;
+  DeviceCallRunner runner_;
+  std::optional<double> last_;
+};
+
+void checkSpan(const Span& span, const Schedule& s, int phase, const char* what) {
+  size_t limit = span.buf == BufferRef::kSend   ? s.sendCount
+                 : span.buf == BufferRef::kRecv ? s.recvCount
+                                                : s.scratchCount;
+  if (span.offset > limit || span.count > limit - span.offset) {
+    throw InternalError(
+        fmt::format("schedule phase {}: {} range [{}, {}) outside a {}-element "
+                    "buffer",
+                    phase, what, span.offset, span.offset + span.count, limit));
+  }
+}
+
+}  // namespace
+
+CudaPhasePlan planCudaPhase(const Phase& phase) {
+  CudaPhasePlan plan;
+  for (const auto& step : phase.steps) {
+    if (isLocal(step.kind)) {
+      plan.local.push_back(step);
+    } else if (step.kind == StepKind::kSend) {
+      plan.sends.push_back(step);
+    } else {
+      CudaPhasePlan::Receive r{step, 0};
+      if (step.kind == StepKind::kRecvReduce) {
+        r.stagingOffset = plan.stagingCount;
+        plan.stagingCount += step.dst.count;
+      }
+      plan.receives.push_back(r);
+    }
+  }
+  return plan;
+}
+
+size_t cudaStagingCount(const Schedule& s) {
+  size_t most = 0;
+  for (const auto& phase : s.phases) most = std::max(most, planCudaPhase(phase).stagingCount);
+  return most;
+}
+
+void checkScheduleForDevice(const Schedule& s, const CollArgs& args, int nranks) {
+  if (s.sendCount < sendCount(args, nranks) || s.recvCount < recvCount(args, nranks)) {
+    throw InternalError(
+        fmt::format("schedule built for {} send / {} recv elements, the collective needs {} / {}",
+                    s.sendCount, s.recvCount, sendCount(args, nranks), recvCount(args, nranks)));
+  }
+  for (size_t p = 0; p < s.phases.size(); ++p) {
+    for (const auto& step : s.phases[p].steps) {
+      int phase = static_cast<int>(p);
+      switch (step.kind) {
+        case StepKind::kCopy:
+        case StepKind::kReduce:
+          checkSpan(step.src, s, phase, "source");
+          checkSpan(step.dst, s, phase, "destination");
+          if (step.src.count != step.dst.count) {
+            throw InternalError(
+                fmt::format("schedule phase {}: source and destination sizes "
+                            "differ ({} vs {})",
+                            phase, step.src.count, step.dst.count));
+          }
+          break;
+        case StepKind::kRecvReduce:
+          checkSpan(step.src, s, phase, "source");
+          checkSpan(step.dst, s, phase, "destination");
+          if (step.src.count != step.dst.count) {
+            throw InternalError(
+                fmt::format("schedule phase {}: recv-reduce operand sizes differ", phase));
+          }
+          break;
+        case StepKind::kSend: checkSpan(step.src, s, phase, "send"); break;
+        case StepKind::kRecv:
+        case StepKind::kScale: checkSpan(step.dst, s, phase, "destination"); break;
+      }
+      if ((step.kind == StepKind::kSend || step.kind == StepKind::kRecv ||
+           step.kind == StepKind::kRecvReduce) &&
+          (step.peer < 0 || step.peer >= nranks)) {
+        throw InternalError(fmt::format("schedule phase {}: peer {} is not a rank of {}", phase,
+                                        step.peer, nranks));
+      }
+    }
+  }
+}
+
+std::unique_ptr<PreparedCollective> prepareCudaSchedule(Communicator& comm, const CollArgs& args,
+                                                        Schedule schedule,
+                                                        const VariantOptions& options) {
+  if (auto why = gpuUnavailableReason()) throw EnvironmentError(*why);
+  checkScheduleForDevice(schedule, args, comm.size());
+  GpuOptions gpu = gpuOptionsFrom(options);
+  Deadline d = Deadline::after(gpu.prepareTimeoutSeconds);
+  int device = deviceForRank(comm);
+  checkCuda(cudaSetDevice(device), "cudaSetDevice");
+  checkDistinctDevices(comm, device, d);
+  auto nccl = NcclCommPool::forThisThread().acquire(comm, device, {}, d);
+  return std::make_unique<CudaScheduleRun>(args, comm.size(), std::move(schedule), gpu, device,
+                                           std::move(nccl));
+}
+
+VariantInfo makeCudaScheduleVariant(const AlgorithmInfo& algo, std::string name) {
+  // The host variants' mapping of VariantOptions onto AlgoOptions (ScheduleVariants.cpp).
+  auto algoOptions = [](const CollArgs& args, const VariantOptions& v) {
+    AlgoOptions o;
+    o.chunkElements = v.chunkBytes / dataTypeSize(args.dtype);
+    o.ranksPerNode = v.ranksPerNode;
+    return o;
+  };
+  VariantInfo info;
+  info.coll = algo.coll;
+  info.name = std::move(name);
+  info.backend = "hand";
+  info.description = fmt::format("{} (CUDA executor, NCCL point-to-point)", algo.description);
+  info.constraints = algo.constraints;
+  info.cost = algo.cost;
+  info.memory = MemoryKind::kDevice;
+  info.allocator = [](const Communicator& comm) {
+    return makeGpuAllocator(comm, MemoryKind::kDevice);
+  };
+  info.unsupported = [algo, algoOptions](const Communicator& comm, const CollArgs& args,
+                                         const VariantOptions& o) -> std::optional<std::string> {
+    if (auto why = gpuUnavailableReason()) return why;
+    if (!redOpValidFor(args.op, args.dtype)) {
+      return fmt::format("{} is not defined for {}", redOpName(args.op), dataTypeName(args.dtype));
+    }
+    if (hasRoot(args.coll) && (args.root < 0 || args.root >= comm.size())) {
+      return fmt::format("root {} is not a rank of {}", args.root, comm.size());
+    }
+    if (algo.unsupported) {
+      if (auto why = algo.unsupported(comm.size(), args, algoOptions(args, o))) return why;
+    }
+    auto choice = chooseDevice(comm);
+    if (choice.device < 0) return choice.reason;
+    return std::nullopt;
+  };
+  info.prepare = [algo, algoOptions](Communicator& comm, const CollArgs& args,
+                                     const VariantOptions& o) {
+    return prepareCudaSchedule(comm, args,
+                               algo.build(comm.rank(), comm.size(), args, algoOptions(args, o)), o);
+  };
+  return info;
+}
+
+}  // namespace cb

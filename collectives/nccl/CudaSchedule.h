@@ -1,0 +1,50 @@
+// The CUDA executor for hand-written schedules (collectives/schedule/Schedule.h), with the host
+// executor's semantics: per phase, the local steps in order (copy: cudaMemcpyAsync; reduce and
+// scale: kernels with the host's functors), then one round in which all the phase's sends and
+// receives are in flight at once. The transport is NCCL point-to-point: each round is one
+// ncclGroupStart/ncclGroupEnd of ncclSend/ncclRecv on the rank's stream, so sends and receives to
+// one peer match in posting order, as the schedule model requires. A RecvReduce receives into a
+// device staging buffer and a kernel then computes dst = src op staged, after the round.
+// Everything is enqueued on one stream and timed as one device call (DeviceCall.h).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/Registry.h"
+#include "collectives/algorithms/Algorithms.h"
+#include "collectives/schedule/Schedule.h"
+
+namespace cb {
+
+// One phase split the way the executor runs it (pure; tested on the host).
+struct CudaPhasePlan {
+  std::vector<Step> local;  // kCopy, kReduce, kScale, in schedule order
+  std::vector<Step> sends;  // kSend, in schedule order
+  struct Receive {
+    Step step;                 // kRecv or kRecvReduce
+    size_t stagingOffset = 0;  // kRecvReduce: where it lands in the staging buffer (elements)
+  };
+  std::vector<Receive> receives;  // in schedule order
+  size_t stagingCount = 0;        // elements of staging this phase needs
+};
+CudaPhasePlan planCudaPhase(const Phase& phase);
+// Staging elements the whole schedule needs (the largest phase).
+size_t cudaStagingCount(const Schedule& s);
+// Throws InternalError if a step reaches outside the buffer sizes the schedule declares, or the
+// schedule's buffers are smaller than the collective's (sendCount/recvCount of args).
+void checkScheduleForDevice(const Schedule& s, const CollArgs& args, int nranks);
+
+// Runs `schedule` (built for this rank) on device buffers. Collective over comm (creates or
+// reuses the rank's NCCL communicator). Throws EnvironmentError when there is no GPU here.
+std::unique_ptr<PreparedCollective> prepareCudaSchedule(Communicator& comm, const CollArgs& args,
+                                                        Schedule schedule,
+                                                        const VariantOptions& options = {});
+
+// A device-memory registry entry named `name` (e.g. "cuda:ring") that builds `algo`'s schedule
+// (collectives/algorithms/Algorithms.h) and runs it with the CUDA executor. `algo` is copied.
+VariantInfo makeCudaScheduleVariant(const AlgorithmInfo& algo, std::string name);
+
+}  // namespace cb

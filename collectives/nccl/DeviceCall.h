@@ -1,0 +1,104 @@
+// Runs one timed device call for a prepared GPU collective: the work is enqueued on the rank's
+// stream between two CUDA events, optionally captured once into a CUDA graph of N calls (-G), and
+// waited for as -z says (see GpuOptions.h). The event time is the call's device time, which the
+// engine prefers to its host clock (PreparedCollective::lastDeviceSeconds).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "collectives/nccl/GpuOptions.h"
+#include "collectives/nccl/NcclComm.h"
+#include "collectives/nccl/Watchdog.h"
+#include "core/Clock.h"
+
+namespace cb {
+
+class CudaStream {
+ public:
+  explicit CudaStream(int device);  // non-blocking stream on `device`
+  ~CudaStream();
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  int device_;
+  cudaStream_t stream_ = nullptr;
+};
+
+class CudaEvent {
+ public:
+  CudaEvent(int device, unsigned flags);
+  ~CudaEvent();
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// An instantiated graph and the graph it came from.
+class CudaGraph {
+ public:
+  CudaGraph() = default;
+  CudaGraph(cudaGraph_t graph, cudaGraphExec_t exec) : graph_(graph), exec_(exec) {}
+  ~CudaGraph();
+  CudaGraph(CudaGraph&& o) noexcept
+      : graph_(std::exchange(o.graph_, nullptr)), exec_(std::exchange(o.exec_, nullptr)) {}
+  CudaGraph& operator=(CudaGraph&& o) noexcept;
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+  cudaGraphExec_t exec() const { return exec_; }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// Enqueues work on the stream; no synchronization inside.
+using Enqueue = std::function<void(cudaStream_t)>;
+
+// One call's work: `pre` and `post` (may be empty) run untimed around the timed `body`, which is
+// what a graph captures. `key` identifies the buffers the body is bound to: a captured graph is
+// reused only for the same key.
+struct DeviceCall {
+  Enqueue pre;
+  Enqueue body;
+  Enqueue post;
+  std::pair<const void*, const void*> key{nullptr, nullptr};
+};
+
+class DeviceCallRunner {
+ public:
+  // `comm` is checked for asynchronous errors while waiting and aborted at the deadline.
+  DeviceCallRunner(int device, const GpuOptions& options, std::shared_ptr<NcclComm> comm);
+  ~DeviceCallRunner();
+
+  cudaStream_t stream() const { return stream_.get(); }
+  // Runs the call, waits for it, returns the device seconds per call (event time / calls).
+  double run(const DeviceCall& call, Deadline d);
+  // Runs `work` once, outside any graph and untimed, and waits for it (set-up probes).
+  void runOnce(const Enqueue& work, Deadline d);
+
+ private:
+  const CudaGraph& graphFor(const DeviceCall& call);
+  void wait(Deadline d);
+
+  int device_;
+  GpuOptions options_;
+  std::shared_ptr<NcclComm> comm_;
+  CudaStream stream_;
+  CudaEvent start_;
+  CudaEvent stop_;
+  // The graphs captured so far, most recent last (out-of-place and in-place buffer pairs).
+  std::vector<std::pair<std::pair<const void*, const void*>, CudaGraph>> graphs_;
+  std::unique_ptr<Watchdog> watchdog_;  // -z 1 only; destroyed first (declared last)
+};
+
+}  // namespace cb

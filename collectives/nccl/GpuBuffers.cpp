@@ -1,0 +1,153 @@
+// GPU memory kinds as DataBuffers (see GpuBuffers.h).
+#include "collectives/nccl/GpuBuffers.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "collectives/nccl/CudaCheck.h"
+#include "collectives/nccl/GpuDevice.h"
+#include "core/Error.h"
+
+namespace cb {
+namespace {
+
+// Zero-byte collectives still get a distinct, valid pointer.
+size_t allocBytes(size_t bytes) { return std::max<size_t>(bytes, 1); }
+
+void checkRange(size_t offset, size_t n, size_t bytes, const char* what) {
+  if (offset > bytes || n > bytes - offset) {
+    throw InternalError(fmt::format("{}: bytes [{}, {}) outside a {}-byte buffer", what, offset,
+                                    offset + n, bytes));
+  }
+}
+
+}  // namespace
+
+DeviceBuffer::DeviceBuffer(int device, size_t bytes, DeviceAlloc how)
+    : device_(device), bytes_(bytes), how_(how) {
+  ScopedDevice on(device_);
+  if (how_ == DeviceAlloc::kNcclMemAlloc) {
+    checkNccl(ncclMemAlloc(&data_, allocBytes(bytes_)), "ncclMemAlloc");
+  } else {
+    checkCuda(cudaMalloc(&data_, allocBytes(bytes_)), "cudaMalloc");
+  }
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (!data_) return;
+  int previous = -1;
+  cudaGetDevice(&previous);
+  cudaSetDevice(device_);
+  if (how_ == DeviceAlloc::kNcclMemAlloc) {
+    ncclMemFree(data_);
+  } else {
+    cudaFree(data_);
+  }
+  if (previous >= 0) cudaSetDevice(previous);
+}
+
+void DeviceBuffer::upload(size_t offset, const void* host, size_t n) {
+  checkRange(offset, n, bytes_, "DeviceBuffer::upload");
+  if (n == 0) return;
+  ScopedDevice on(device_);
+  checkCuda(cudaMemcpy(static_cast<char*>(data_) + offset, host, n, cudaMemcpyHostToDevice),
+            "cudaMemcpy (upload)");
+  // From pageable memory cudaMemcpy may return before the DMA lands, and collectives run on
+  // non-blocking streams that do not wait for the legacy stream: wait here.
+  checkCuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (after upload)");
+}
+
+void DeviceBuffer::download(size_t offset, void* host, size_t n) const {
+  checkRange(offset, n, bytes_, "DeviceBuffer::download");
+  if (n == 0) return;
+  ScopedDevice on(device_);
+  checkCuda(cudaMemcpy(host, static_cast<const char*>(data_) + offset, n, cudaMemcpyDeviceToHost),
+            "cudaMemcpy (download)");
+}
+
+void DeviceBuffer::faultIn() {
+  ScopedDevice on(device_);
+  checkCuda(cudaMemset(data_, 0, allocBytes(bytes_)), "cudaMemset");
+  checkCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (after cudaMemset)");
+}
+
+PinnedHostBuffer::PinnedHostBuffer(int device, size_t bytes) : device_(device), bytes_(bytes) {
+  ScopedDevice on(device_);
+  checkCuda(cudaMallocHost(&data_, allocBytes(bytes_)), "cudaMallocHost");
+}
+
+PinnedHostBuffer::~PinnedHostBuffer() {
+  if (data_) cudaFreeHost(data_);
+}
+
+void PinnedHostBuffer::upload(size_t offset, const void* host, size_t n) {
+  checkRange(offset, n, bytes_, "PinnedHostBuffer::upload");
+  if (n) std::memcpy(static_cast<char*>(data_) + offset, host, n);
+}
+
+void PinnedHostBuffer::download(size_t offset, void* host, size_t n) const {
+  checkRange(offset, n, bytes_, "PinnedHostBuffer::download");
+  if (n) std::memcpy(host, static_cast<const char*>(data_) + offset, n);
+}
+
+void PinnedHostBuffer::faultIn() {
+  // Pinned pages are resident from allocation; touching them keeps the semantics uniform.
+  std::memset(data_, 0, allocBytes(bytes_));
+}
+
+ManagedBuffer::ManagedBuffer(int device, size_t bytes) : device_(device), bytes_(bytes) {
+  ScopedDevice on(device_);
+  checkCuda(cudaMallocManaged(&data_, allocBytes(bytes_), cudaMemAttachGlobal),
+            "cudaMallocManaged");
+}
+
+ManagedBuffer::~ManagedBuffer() {
+  if (data_) cudaFree(data_);
+}
+
+void ManagedBuffer::upload(size_t offset, const void* host, size_t n) {
+  checkRange(offset, n, bytes_, "ManagedBuffer::upload");
+  if (n == 0) return;
+  ScopedDevice on(device_);
+  checkCuda(cudaMemcpy(static_cast<char*>(data_) + offset, host, n, cudaMemcpyDefault),
+            "cudaMemcpy (upload, managed)");
+  checkCuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (after upload)");
+}
+
+void ManagedBuffer::download(size_t offset, void* host, size_t n) const {
+  checkRange(offset, n, bytes_, "ManagedBuffer::download");
+  if (n == 0) return;
+  ScopedDevice on(device_);
+  checkCuda(cudaMemcpy(host, static_cast<const char*>(data_) + offset, n, cudaMemcpyDefault),
+            "cudaMemcpy (download, managed)");
+}
+
+void ManagedBuffer::faultIn() {
+  ScopedDevice on(device_);
+  checkCuda(cudaMemset(data_, 0, allocBytes(bytes_)), "cudaMemset (managed)");
+  checkCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (after cudaMemset)");
+}
+
+GpuAllocator::GpuAllocator(int device, MemoryKind kind, DeviceAlloc how)
+    : device_(device), kind_(kind), how_(how) {}
+
+std::unique_ptr<DataBuffer> GpuAllocator::allocate(size_t bytes) {
+  switch (kind_) {
+    case MemoryKind::kDevice: return std::make_unique<DeviceBuffer>(device_, bytes, how_);
+    case MemoryKind::kPinnedHost: return std::make_unique<PinnedHostBuffer>(device_, bytes);
+    case MemoryKind::kManaged: return std::make_unique<ManagedBuffer>(device_, bytes);
+    case MemoryKind::kHost: return std::make_unique<HostDataBuffer>(bytes);
+  }
+  throw InternalError("unknown memory kind");
+}
+
+std::unique_ptr<BufferAllocator> makeGpuAllocator(const Communicator& comm, MemoryKind kind) {
+  if (kind == MemoryKind::kHost) return std::make_unique<HostAllocator>();
+  return std::make_unique<GpuAllocator>(deviceForRank(comm), kind);
+}
+
+}  // namespace cb

@@ -1,0 +1,181 @@
+// GPU availability, device selection and description (see GpuDevice.h).
+#include "collectives/nccl/GpuDevice.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string_view>
+
+#include "collectives/nccl/CudaCheck.h"
+#include "collectives/nccl/Nvml.h"
+#include "core/Error.h"
+
+namespace cb {
+namespace {
+
+std::string runtimeVersionText() {
+  int v = 0;
+  if (cudaRuntimeGetVersion(&v) != cudaSuccess) return "?";
+  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+}
+
+std::string hostName() {
+  std::array<char, 256> buf{};
+  if (gethostname(buf.data(), buf.size() - 1) != 0) return "?";
+  return buf.data();
+}
+
+// sysfs fallback for the NUMA node of a PCI device ("0000:29:00.0").
+int sysfsNumaNode(const std::string& pciBusId) {
+  std::string id = pciBusId;
+  for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::ifstream in("/sys/bus/pci/devices/" + id + "/numa_node");
+  int node = -1;
+  if (in >> node) return node;
+  return -1;
+}
+
+}  // namespace
+
+std::optional<std::string> gpuUnavailableReasonFor(int cudaErrorCode, int deviceCount) {
+  auto e = static_cast<cudaError_t>(cudaErrorCode);
+  if (e == cudaSuccess) {
+    if (deviceCount > 0) return std::nullopt;
+    return std::string("no CUDA devices");
+  }
+  if (e == cudaErrorNoDevice) {
+    return fmt::format("no CUDA devices ({}, {}; check CUDA_VISIBLE_DEVICES)", cudaGetErrorName(e),
+                       cudaErrorCode);
+  }
+  if (e == cudaErrorInsufficientDriver) {
+    return fmt::format(
+        "no usable CUDA device: CUDA driver is missing or too old for CUDA runtime {} ({}, {})",
+        runtimeVersionText(), cudaGetErrorName(e), cudaErrorCode);
+  }
+  return fmt::format("no usable CUDA device: {} ({}, {})", cudaGetErrorString(e),
+                     cudaGetErrorName(e), cudaErrorCode);
+}
+
+std::optional<std::string> gpuUnavailableReason() {
+  static const std::optional<std::string> reason = [] {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) cudaGetLastError();
+    return gpuUnavailableReasonFor(static_cast<int>(e), e == cudaSuccess ? n : 0);
+  }();
+  return reason;
+}
+
+int gpuDeviceCount() {
+  if (auto why = gpuUnavailableReason()) throw EnvironmentError(*why);
+  int n = 0;
+  checkCuda(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
+  return n;
+}
+
+std::optional<int> localRankFromEnvironment(const EnvLookup& env) {
+  static constexpr std::array<const char*, 7> kVars{"OMPI_COMM_WORLD_LOCAL_RANK",
+                                                    "MPI_LOCALRANKID",
+                                                    "MV2_COMM_WORLD_LOCAL_RANK",
+                                                    "SLURM_LOCALID",
+                                                    "PMI_LOCAL_RANK",
+                                                    "PALS_LOCAL_RANKID",
+                                                    "FLUX_TASK_LOCAL_ID"};
+  for (const char* var : kVars) {
+    const char* value = env(var);
+    if (!value || !*value) continue;
+    std::string_view v(value);
+    int rank = -1;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), rank);
+    if (ec != std::errc() || end != v.data() + v.size() || rank < 0) {
+      throw EnvironmentError(fmt::format("{}='{}' is not a local rank", var, v));
+    }
+    return rank;
+  }
+  return std::nullopt;
+}
+
+DeviceChoice chooseDevice(const Communicator& comm) {
+  if (auto why = gpuUnavailableReason()) return {-1, *why};
+  int local = comm.rank();
+  if (comm.worldKind() == WorldKind::kMpi) {
+    auto fromEnv = localRankFromEnvironment([](const char* v) { return std::getenv(v); });
+    if (!fromEnv) {
+      return {-1,
+              "cannot pick a GPU: the launcher exported no local rank "
+              "(OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, ...)"};
+    }
+    local = *fromEnv;
+  }
+  int count = 0;
+  checkCuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  if (local >= count) {
+    return {-1, fmt::format("local rank {} needs GPU {}, but only {} CUDA device{} visible", local,
+                            local, count, count == 1 ? " is" : "s are")};
+  }
+  return {local, ""};
+}
+
+int deviceForRank(const Communicator& comm) {
+  auto choice = chooseDevice(comm);
+  if (choice.device < 0) throw EnvironmentError(choice.reason);
+  return choice.device;
+}
+
+ScopedDevice::ScopedDevice(int device) {
+  checkCuda(cudaGetDevice(&previous_), "cudaGetDevice");
+  if (previous_ != device) checkCuda(cudaSetDevice(device), "cudaSetDevice");
+}
+
+ScopedDevice::~ScopedDevice() {
+  int now = -1;
+  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+}
+
+DeviceInfo describeDevice(int device) {
+  DeviceInfo info;
+  info.index = device;
+  cudaDeviceProp prop{};
+  checkCuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  info.name = prop.name;
+  std::array<char, 64> bus{};
+  checkCuda(cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), device),
+            "cudaDeviceGetPCIBusId");
+  info.pciBusId = bus.data();
+  // The host NUMA node closest to the GPU; older drivers lack the attribute, sysfs has it too.
+  int numa = -1;
+  if (cudaDeviceGetAttribute(&numa, cudaDevAttrHostNumaId, device) != cudaSuccess || numa < 0) {
+    cudaGetLastError();
+    numa = sysfsNumaNode(info.pciBusId);
+  }
+  info.hostNumaNode = numa;
+  info.nvlink = nvlinkSummary(info.pciBusId);
+  return info;
+}
+
+void checkDistinctDevices(Communicator& comm, int device, Deadline d) {
+  std::array<char, 64> bus{};
+  checkCuda(cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), device),
+            "cudaDeviceGetPCIBusId");
+  std::string mine = hostName() + " " + bus.data();
+  auto all = comm.allgatherStrings(mine, d);
+  std::map<std::string, int> firstRank;
+  for (int r = 0; r < static_cast<int>(all.size()); ++r) {
+    auto [it, inserted] = firstRank.emplace(all[r], r);
+    if (!inserted) {
+      throw EnvironmentError(fmt::format(
+          "ranks {} and {} would share GPU {} on host {}: one GPU "
+          "per rank (check CUDA_VISIBLE_DEVICES and the local rank)",
+          it->second, r, all[r].substr(all[r].find(' ') + 1), all[r].substr(0, all[r].find(' '))));
+    }
+  }
+}
+
+}  // namespace cb

@@ -1,0 +1,270 @@
+// Non-blocking NCCL communicators with deadlines, scoped NCCL environment settings and the
+// per-thread communicator pool (see NcclComm.h).
+#include "collectives/nccl/NcclComm.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "collectives/nccl/CudaCheck.h"
+#include "core/Error.h"
+
+namespace cb {
+namespace {
+
+// Polls `state` until it leaves ncclInProgress: spins with yields first (calls finish in
+// microseconds), then sleeps briefly so a long wait (communicator init) leaves the CPU to NCCL's
+// own threads.
+class Backoff {
+ public:
+  void pause() {
+    if (++spins_ < 2000) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+
+ private:
+  int spins_ = 0;
+};
+
+// The process-wide record behind ScopedNcclEnv (setenv is process state, so this is too).
+struct EnvRecord {
+  std::mutex mutex;
+  std::condition_variable cv;
+  int holders = 0;
+  std::string activeKey;
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+};
+
+EnvRecord& envRecord() {
+  static EnvRecord record;
+  return record;
+}
+
+uint64_t freshNonce() {
+  std::random_device rd;
+  uint64_t n = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+               static_cast<uint64_t>(SteadyClock::now().time_since_epoch().count());
+  return n ? n : 1;
+}
+
+}  // namespace
+
+std::string ncclEnvText(const NcclEnv& env) {
+  std::string out;
+  for (const auto& [name, value] : env) {
+    if (!out.empty()) out += ' ';
+    out += name + '=' + value;
+  }
+  return out;
+}
+
+ScopedNcclEnv::ScopedNcclEnv(const NcclEnv& env, Deadline d) {
+  auto& rec = envRecord();
+  std::string key = ncclEnvText(env);
+  std::unique_lock lock(rec.mutex);
+  while (rec.holders > 0 && rec.activeKey != key) {
+    if (d.expired()) {
+      throw TimeoutError(fmt::format(
+          "waiting to set '{}' while another NCCL communicator is created with '{}' did not end "
+          "within {:g} s (-T)",
+          key, rec.activeKey, d.seconds()));
+    }
+    rec.cv.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  if (rec.holders++ == 0) {
+    rec.activeKey = key;
+    rec.saved.clear();
+    for (const auto& [name, value] : env) {
+      const char* old = std::getenv(name.c_str());
+      rec.saved.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+}
+
+ScopedNcclEnv::~ScopedNcclEnv() {
+  auto& rec = envRecord();
+  std::lock_guard lock(rec.mutex);
+  if (--rec.holders == 0) {
+    for (const auto& [name, old] : rec.saved) {
+      if (old) {
+        setenv(name.c_str(), old->c_str(), 1);
+      } else {
+        unsetenv(name.c_str());
+      }
+    }
+    rec.saved.clear();
+    rec.activeKey.clear();
+    rec.cv.notify_all();
+  }
+}
+
+NcclComm::NcclComm(Communicator& comm, int device, const NcclEnv& env, Deadline d)
+    : device_(device), rank_(comm.rank()), size_(comm.size()), env_(env) {
+  checkCuda(cudaSetDevice(device_), "cudaSetDevice");
+
+  // Rank 0 creates the id; a flag travels with it so that a failure there stops every rank now
+  // instead of at the deadline.
+  struct Bootstrap {
+    uint8_t ok = 0;
+    ncclUniqueId id{};
+  } mine;
+  std::string rootError;
+  if (rank_ == 0) {
+    ncclResult_t r = ncclGetUniqueId(&mine.id);
+    if (r == ncclSuccess) {
+      mine.ok = 1;
+    } else {
+      rootError = ncclErrorMessage(r, "ncclGetUniqueId", ncclGetLastError(nullptr));
+    }
+  }
+  Bootstrap root = comm.allgather(mine, d)[0];
+  if (!root.ok) {
+    throw NcclError(rank_ == 0 ? rootError
+                               : "rank 0 could not create the NCCL unique id (see its error)");
+  }
+
+  ScopedNcclEnv scoped(env_, d);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  try {
+    ncclResult_t r = ncclCommInitRankConfig(&comm_, size_, root.id, rank_, &config);
+    complete(r, "ncclCommInitRankConfig", d);
+  } catch (...) {
+    abort();
+    throw;
+  }
+}
+
+NcclComm::~NcclComm() {
+  if (!comm_ || aborted_.load()) return;
+  int previous = -1;
+  cudaGetDevice(&previous);
+  cudaSetDevice(device_);
+  bool destroyed = false;
+  if (!failed_.load()) {
+    // Finalize flushes outstanding work; non-blocking, so bounded by a short grace period.
+    ncclResult_t state = ncclCommFinalize(comm_);
+    auto grace = Deadline::after(10);
+    Backoff backoff;
+    while (state == ncclInProgress && !grace.expired()) {
+      backoff.pause();
+      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) break;
+    }
+    if (state == ncclSuccess) destroyed = ncclCommDestroy(comm_) == ncclSuccess;
+  }
+  if (!destroyed) ncclCommAbort(comm_);
+  if (previous >= 0) cudaSetDevice(previous);
+}
+
+void NcclComm::complete(ncclResult_t r, const char* what, Deadline d) {
+  if (r == ncclSuccess) return;
+  if (r != ncclInProgress) fail(r, what);
+  ncclResult_t state = ncclInProgress;
+  Backoff backoff;
+  while (true) {
+    if (aborted_.load()) {
+      throw TimeoutError(fmt::format("{}: the NCCL communicator was aborted", what));
+    }
+    ncclResult_t q = ncclCommGetAsyncError(comm_, &state);
+    if (q != ncclSuccess) fail(q, "ncclCommGetAsyncError");
+    if (state != ncclInProgress) break;
+    if (d.expired()) {
+      abort();
+      throw TimeoutError(fmt::format(
+          "{} did not complete within {:g} s (-T); NCCL communicator aborted", what, d.seconds()));
+    }
+    backoff.pause();
+  }
+  if (state != ncclSuccess) fail(state, what);
+}
+
+void NcclComm::checkAsync(const char* what) {
+  if (aborted_.load())
+    throw TimeoutError(fmt::format("{}: the NCCL communicator was aborted", what));
+  ncclResult_t state = ncclSuccess;
+  ncclResult_t q = ncclCommGetAsyncError(comm_, &state);
+  if (q != ncclSuccess) fail(q, "ncclCommGetAsyncError");
+  if (state != ncclSuccess && state != ncclInProgress) fail(state, what);
+}
+
+void NcclComm::abort() noexcept {
+  if (comm_ && !aborted_.exchange(true)) ncclCommAbort(comm_);
+}
+
+std::string NcclComm::lastError() const {
+  if (!comm_ || aborted_.load()) return "";
+  const char* s = ncclGetLastError(comm_);
+  return s ? s : "";
+}
+
+void NcclComm::fail(ncclResult_t r, const char* what) {
+  failed_ = true;
+  std::string last = lastError();
+  throw NcclCallError(ncclErrorMessage(r, what, last), r, last);
+}
+
+NcclCommPool& NcclCommPool::forThisThread() {
+  thread_local NcclCommPool pool;
+  return pool;
+}
+
+std::shared_ptr<NcclComm> NcclCommPool::acquire(Communicator& comm, int device, const NcclEnv& env,
+                                                Deadline d) {
+  constexpr size_t kMaxPerOwner = 2;  // the default communicator and one algorithm variant
+  constexpr size_t kMaxEntries = 8;
+
+  std::string key = ncclEnvText(env);
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const Entry& e) { return e.owner == &comm && e.envKey == key; });
+  uint64_t mine = 0;
+  if (it != entries_.end() && it->comm->usable() && it->comm->rank() == comm.rank() &&
+      it->comm->size() == comm.size() && it->comm->device() == device) {
+    mine = it->nonce;
+  }
+  auto all = comm.allgather(mine, d);
+  bool agree =
+      mine != 0 && std::all_of(all.begin(), all.end(), [&](uint64_t n) { return n == mine; });
+  if (agree) {
+    it->lastUse = ++clock_;
+    return it->comm;
+  }
+  if (it != entries_.end()) entries_.erase(it);
+
+  // Make room first, so the old communicator's GPU memory is free before the new one allocates.
+  // Every rank runs the same sequence, so every rank evicts the same entries.
+  auto evictOldest = [&](auto pred) {
+    auto victim = entries_.end();
+    for (auto e = entries_.begin(); e != entries_.end(); ++e) {
+      if (pred(*e) && (victim == entries_.end() || e->lastUse < victim->lastUse)) victim = e;
+    }
+    if (victim != entries_.end()) entries_.erase(victim);
+  };
+  auto ownedHere = [&](const Entry& e) { return e.owner == &comm; };
+  while (static_cast<size_t>(std::count_if(entries_.begin(), entries_.end(), ownedHere)) >=
+         kMaxPerOwner) {
+    evictOldest(ownedHere);
+  }
+  while (entries_.size() >= kMaxEntries) evictOldest([](const Entry&) { return true; });
+
+  uint64_t nonce = comm.broadcastValue<uint64_t>(comm.rank() == 0 ? freshNonce() : 0, 0, d);
+  auto created = std::make_shared<NcclComm>(comm, device, env, d);
+  entries_.push_back({&comm, key, nonce, ++clock_, created});
+  return created;
+}
+
+void NcclCommPool::clear() { entries_.clear(); }
+
+}  // namespace cb
