@@ -90,7 +90,7 @@ class NcclPrepared final : public PreparedCollective {
 
   ~NcclPrepared() override {
     if (!nccl_->usable()) return;
-    ScopedDevice on(device_);
+    cudaSetDevice(device_);  // not ScopedDevice: a destructor must not throw
     cudaStreamSynchronize(runner_.stream());
     for (auto& [ptr, handle] : registered_) ncclCommDeregister(nccl_->get(), handle);
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
