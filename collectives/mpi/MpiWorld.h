@@ -5,6 +5,14 @@
 #include <memory>
 #include <string>
 
+// The C API only: Open MPI's deprecated C++ bindings would otherwise be compiled into every
+// file that includes this header and fail to link without libmpi_cxx.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #include "core/Communicator.h"
@@ -29,6 +37,14 @@ class MpiWorld {
  private:
   std::unique_ptr<Communicator> world_;
 };
+
+// Tags on an MPI communicator. Communicator::send/recv accept tags in [0, kMpiReservedTagBase);
+// the tags above are reserved so collbench's own traffic never matches a user's message:
+// MpiTransport (schedules) uses kMpiScheduleTag, the mpi sendrecv variant kMpiSendRecvTag.
+// MPI guarantees MPI_TAG_UB >= 32767, so every one of them is valid everywhere.
+constexpr int kMpiReservedTagBase = 32760;
+constexpr int kMpiSendRecvTag = 32766;
+constexpr int kMpiScheduleTag = 32767;
 
 // The MPI communicator behind a Communicator of kind kMpi (throws UsageError otherwise).
 MPI_Comm mpiCommOf(const Communicator& comm);

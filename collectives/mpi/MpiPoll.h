@@ -1,0 +1,36 @@
+// Deadline-aware completion of MPI requests, shared by the MPI communicator and the MPI
+// transport. MPI's blocking calls can't be interrupted, so every wait here is a test loop: it
+// spins for the first few microseconds (the common case completes there, at full speed), then
+// yields the core, then sleeps in short naps so a long wait (a slow peer, an oversubscribed node)
+// does not burn a whole core.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "collectives/mpi/MpiWorld.h"  // <mpi.h>, C API only
+#include "core/Clock.h"
+
+namespace cb::mpi_detail {
+
+// Outcome of waitAll: every request completed, the deadline passed, or SIGINT/SIGTERM arrived.
+enum class WaitResult { kDone, kTimedOut, kInterrupted };
+
+// Tests `reqs` with MPI_Testall until they all complete, the deadline passes or an interrupt is
+// requested. `statuses` (same length as reqs, or empty for MPI_STATUSES_IGNORE) receives the
+// statuses on completion. MPI errors throw MpiError with `what` as context.
+WaitResult waitAll(std::span<MPI_Request> reqs, std::span<MPI_Status> statuses, Deadline d,
+                   const char* what);
+
+// Index of the first request that has not completed (reqs.size() if none). Does not free any.
+size_t firstPending(std::span<const MPI_Request> reqs);
+
+// Gives up on point-to-point requests after a timeout: cancels the pending ones, waits briefly
+// for the cancellations to complete, and frees whatever is left so no request stays matched
+// against a later message. Never throws.
+void abandonPointToPoint(std::span<MPI_Request> reqs);
+
+// True once MPI_Finalize has run (destructors must then not call MPI).
+bool mpiFinalized();
+
+}  // namespace cb::mpi_detail

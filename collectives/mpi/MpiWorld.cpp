@@ -1,0 +1,377 @@
+// The MPI world: initialization, the Communicator over an MPI_Comm and the point-to-point
+// Transport that runs schedules over MPI.
+//
+// Every wait is a non-blocking call plus a test loop (MpiPoll.h) so it honours its Deadline.
+// Messages larger than kMaxChunk bytes travel as several messages with the same tag (MPI counts
+// are int); both sides split the same way and MPI keeps them in order.
+#include "collectives/mpi/MpiWorld.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "collectives/mpi/MpiPoll.h"
+#include "core/Buffer.h"
+#include "core/Error.h"
+#include "core/Interrupt.h"
+#include "core/Reduce.h"
+#include "core/Text.h"
+
+namespace cb {
+namespace {
+
+using mpi_detail::WaitResult;
+
+constexpr size_t kMaxChunk = size_t{1} << 30;
+
+size_t chunkCount(size_t bytes) { return std::max<size_t>(1, (bytes + kMaxChunk - 1) / kMaxChunk); }
+
+int chunkBytes(size_t bytes, size_t chunk) {
+  return static_cast<int>(std::min(kMaxChunk, bytes - chunk * kMaxChunk));
+}
+
+bool envSet(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0';
+}
+
+void throwInterrupted(const std::string& what) {
+  throw InterruptedError(fmt::format("{} interrupted by signal {}", what, interruptSignal()));
+}
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // Takes ownership of `comm` (frees it on destruction).
+  explicit MpiCommunicator(MPI_Comm comm) : comm_(comm) {
+    try {
+      checkMpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+      checkMpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+      checkMpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+    } catch (...) {
+      MPI_Comm_free(&comm_);
+      throw;
+    }
+  }
+  ~MpiCommunicator() override {
+    if (comm_ != MPI_COMM_NULL && !mpi_detail::mpiFinalized()) MPI_Comm_free(&comm_);
+  }
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  MPI_Comm comm() const { return comm_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  WorldKind worldKind() const override { return WorldKind::kMpi; }
+
+  void send(int peer, const void* data, size_t bytes, int tag, Deadline d) override {
+    checkPeerAndTag(peer, tag, "send");
+    std::vector<MPI_Request> reqs(chunkCount(bytes), MPI_REQUEST_NULL);
+    const auto* p = static_cast<const char*>(data);
+    for (size_t c = 0; c < reqs.size(); ++c) {
+      checkMpi(
+          MPI_Isend(p + c * kMaxChunk, chunkBytes(bytes, c), MPI_BYTE, peer, tag, comm_, &reqs[c]),
+          "MPI_Isend");
+    }
+    wait(reqs, {}, d, [&] { return fmt::format("send to rank {} (tag {})", peer, tag); });
+  }
+
+  void recv(int peer, void* data, size_t bytes, int tag, Deadline d) override {
+    checkPeerAndTag(peer, tag, "recv");
+    size_t n = chunkCount(bytes);
+    std::vector<MPI_Request> reqs(n, MPI_REQUEST_NULL);
+    std::vector<MPI_Status> statuses(n);
+    auto* p = static_cast<char*>(data);
+    for (size_t c = 0; c < n; ++c) {
+      checkMpi(
+          MPI_Irecv(p + c * kMaxChunk, chunkBytes(bytes, c), MPI_BYTE, peer, tag, comm_, &reqs[c]),
+          "MPI_Irecv");
+    }
+    auto what = [&] { return fmt::format("recv from rank {} (tag {})", peer, tag); };
+    wait(reqs, statuses, d, what);
+    for (size_t c = 0; c < n; ++c) {
+      int got = 0;
+      MPI_Get_count(&statuses[c], MPI_BYTE, &got);
+      if (got != chunkBytes(bytes, c)) {
+        throw UsageError(fmt::format("{}: expected {} bytes, the sender sent {}", what(),
+                                     chunkBytes(bytes, c), got));
+      }
+    }
+  }
+
+  void barrier(Deadline d) override {
+    MPI_Request req = MPI_REQUEST_NULL;
+    checkMpi(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
+    waitCollective(req, d, "barrier");
+  }
+
+  std::vector<std::byte> allgatherBytes(const void* data, size_t bytes, Deadline d) override {
+    if (bytes > static_cast<size_t>(INT_MAX)) {
+      throw UsageError(fmt::format("allgatherBytes of {} bytes exceeds MPI's int count", bytes));
+    }
+    // Private copies: if the deadline passes, MPI still owns both buffers (a non-blocking
+    // collective can't be cancelled), so they must outlive the caller's.
+    std::vector<std::byte> in(bytes);
+    if (bytes) std::memcpy(in.data(), data, bytes);
+    std::vector<std::byte> out(bytes * static_cast<size_t>(size_));
+    MPI_Request req = MPI_REQUEST_NULL;
+    checkMpi(MPI_Iallgather(in.data(), static_cast<int>(bytes), MPI_BYTE, out.data(),
+                            static_cast<int>(bytes), MPI_BYTE, comm_, &req),
+             "MPI_Iallgather");
+    try {
+      waitCollective(req, d, "allgather");
+    } catch (const TimeoutError&) {
+      abandoned_.push_back(std::move(in));
+      abandoned_.push_back(std::move(out));
+      throw;
+    } catch (const InterruptedError&) {
+      abandoned_.push_back(std::move(in));
+      abandoned_.push_back(std::move(out));
+      throw;
+    }
+    return out;
+  }
+
+  std::unique_ptr<Communicator> split(int color, int key, Deadline d) override {
+    if (color < 0) throw UsageError(fmt::format("split color must be >= 0 (got {})", color));
+    // MPI_Comm_split blocks without a deadline; a barrier first makes sure every rank is there,
+    // so a missing rank surfaces as a TimeoutError rather than a hang.
+    barrier(d);
+    MPI_Comm out = MPI_COMM_NULL;
+    checkMpi(MPI_Comm_split(comm_, color, key, &out), "MPI_Comm_split");
+    return std::make_unique<MpiCommunicator>(out);
+  }
+
+ private:
+  void checkPeerAndTag(int peer, int tag, const char* what) const {
+    if (peer < 0 || peer >= size_) {
+      throw UsageError(fmt::format("{} to/from rank {}: the communicator has ranks 0..{}", what,
+                                   peer, size_ - 1));
+    }
+    if (tag < 0 || tag >= kMpiReservedTagBase) {
+      throw UsageError(fmt::format("{} tag {} outside [0, {}) (higher tags are reserved)", what,
+                                   tag, kMpiReservedTagBase));
+    }
+  }
+
+  template <class What>
+  void wait(std::span<MPI_Request> reqs, std::span<MPI_Status> statuses, Deadline d, What what) {
+    auto r = mpi_detail::waitAll(reqs, statuses, d, "MPI_Testall");
+    if (r == WaitResult::kDone) return;
+    mpi_detail::abandonPointToPoint(reqs);
+    if (r == WaitResult::kInterrupted) throwInterrupted(what());
+    d.check(what());
+  }
+
+  void waitCollective(MPI_Request& req, Deadline d, const char* what) {
+    auto r = mpi_detail::waitAll({&req, 1}, {}, d, what);
+    if (r == WaitResult::kDone) return;
+    // The request can be neither cancelled nor freed (MPI forbids both for collectives); it
+    // stays pending and dies with the communicator.
+    auto msg = fmt::format("{} on rank {} of {}", what, rank_, size_);
+    if (r == WaitResult::kInterrupted) throwInterrupted(msg);
+    d.check(msg);
+  }
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 0;
+  // Buffers of timed-out non-blocking collectives that MPI may still write.
+  std::vector<std::vector<std::byte>> abandoned_;
+};
+
+// Schedules over MPI point-to-point. All receives are posted before all sends so no send waits
+// for its receive to be posted; reducing receives land in a staging buffer that is kept and
+// only grown, so timed iterations allocate nothing.
+class MpiTransport final : public Transport {
+ public:
+  explicit MpiTransport(Communicator& comm) : comm_(mpiCommOf(comm)) {
+    rank_ = comm.rank();
+    size_ = comm.size();
+  }
+
+  std::string_view name() const override { return "mpi"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Deadline d) override {
+    reqs_.clear();
+    posted_.clear();
+    stagingOffsets_.clear();
+
+    size_t staging = 0;
+    for (const auto& r : recvs) {
+      checkPeer(r.peer, "recv");
+      stagingOffsets_.push_back(staging);
+      if (r.reduce) {
+        size_t es = dataTypeSize(r.dtype);
+        if (r.bytes % es != 0) {
+          throw InternalError(fmt::format("reducing recv of {} bytes is not a whole number of {}",
+                                          r.bytes, dataTypeName(r.dtype)));
+        }
+        staging += (r.bytes + kStagingAlign - 1) / kStagingAlign * kStagingAlign;
+      }
+    }
+    if (staging > staging_.bytes()) staging_ = HostBuffer(staging);
+
+    for (size_t i = 0; i < recvs.size(); ++i) {
+      const auto& r = recvs[i];
+      char* dst = r.reduce ? static_cast<char*>(staging_.data()) + stagingOffsets_[i]
+                           : static_cast<char*>(r.dst);
+      for (size_t c = 0; c < chunkCount(r.bytes); ++c) {
+        reqs_.push_back(MPI_REQUEST_NULL);
+        posted_.push_back({true, r.peer, chunkBytes(r.bytes, c)});
+        checkMpi(MPI_Irecv(dst + c * kMaxChunk, chunkBytes(r.bytes, c), MPI_BYTE, r.peer,
+                           kMpiScheduleTag, comm_, &reqs_.back()),
+                 "MPI_Irecv");
+      }
+    }
+    for (const auto& s : sends) {
+      checkPeer(s.peer, "send");
+      const char* src = static_cast<const char*>(s.data);
+      for (size_t c = 0; c < chunkCount(s.bytes); ++c) {
+        reqs_.push_back(MPI_REQUEST_NULL);
+        posted_.push_back({false, s.peer, chunkBytes(s.bytes, c)});
+        checkMpi(MPI_Isend(src + c * kMaxChunk, chunkBytes(s.bytes, c), MPI_BYTE, s.peer,
+                           kMpiScheduleTag, comm_, &reqs_.back()),
+                 "MPI_Isend");
+      }
+    }
+
+    statuses_.resize(reqs_.size());
+    auto result = mpi_detail::waitAll(reqs_, statuses_, d, "MPI exchange");
+    if (result != WaitResult::kDone) {
+      size_t i = mpi_detail::firstPending(reqs_);
+      const auto& p = posted_[std::min(i, posted_.size() - 1)];
+      auto what =
+          fmt::format("MPI exchange on rank {} ({} sends, {} recvs; waiting on {} rank {})", rank_,
+                      sends.size(), recvs.size(), p.recv ? "recv from" : "send to", p.peer);
+      mpi_detail::abandonPointToPoint(reqs_);
+      if (result == WaitResult::kInterrupted) throwInterrupted(what);
+      d.check(what);
+    }
+
+    size_t req = 0;
+    for (size_t i = 0; i < recvs.size(); ++i) {
+      const auto& r = recvs[i];
+      for (size_t c = 0; c < chunkCount(r.bytes); ++c, ++req) {
+        int got = 0;
+        MPI_Get_count(&statuses_[req], MPI_BYTE, &got);
+        if (got != posted_[req].bytes) {
+          throw InternalError(fmt::format(
+              "MPI exchange on rank {}: recv from rank {} expected {} bytes, the sender sent {} "
+              "(mismatched schedules)",
+              rank_, r.peer, posted_[req].bytes, got));
+        }
+      }
+      if (r.reduce) {
+        const char* incoming = static_cast<const char*>(staging_.data()) + stagingOffsets_[i];
+        reduce(r.dtype, r.op, r.dst, r.local, incoming, r.bytes / dataTypeSize(r.dtype));
+      }
+    }
+  }
+
+ private:
+  static constexpr size_t kStagingAlign = 64;
+
+  struct Posted {
+    bool recv;
+    int peer;
+    int bytes;
+  };
+
+  void checkPeer(int peer, const char* what) const {
+    if (peer < 0 || peer >= size_) {
+      throw InternalError(
+          fmt::format("schedule {} peer {} outside ranks 0..{}", what, peer, size_ - 1));
+    }
+  }
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 0;
+  // Reused between calls so a timed exchange does not allocate once warmed up.
+  std::vector<MPI_Request> reqs_;
+  std::vector<MPI_Status> statuses_;
+  std::vector<Posted> posted_;
+  std::vector<size_t> stagingOffsets_;
+  HostBuffer staging_;
+};
+
+}  // namespace
+
+bool launchedByMpiLauncher() {
+  if (envSet("OMPI_COMM_WORLD_SIZE") || envSet("PMI_SIZE") || envSet("PMIX_RANK")) return true;
+  return envSet("SLURM_PROCID") && (envSet("PMI_RANK") || envSet("PMI_FD") || envSet("PMI_SIZE"));
+}
+
+std::string mpiLibraryVersion() {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  if (MPI_Get_library_version(buf, &len) != MPI_SUCCESS) return "unknown MPI library";
+  std::string_view v(buf, static_cast<size_t>(std::max(len, 0)));
+  v = v.substr(0, v.find('\n'));
+  return std::string(trim(v));
+}
+
+void checkMpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char buf[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  if (MPI_Error_string(rc, buf, &len) != MPI_SUCCESS) {
+    throw MpiError(fmt::format("{}: MPI error code {}", what, rc));
+  }
+  throw MpiError(fmt::format("{}: {}", what, std::string_view(buf, static_cast<size_t>(len))));
+}
+
+MpiWorld::MpiWorld() {
+  int flag = 0;
+  MPI_Finalized(&flag);
+  if (flag) throw MpiError("MPI was already finalized in this process; it cannot start again");
+  MPI_Initialized(&flag);
+  if (flag) throw MpiError("MPI is already initialized in this process (one MpiWorld only)");
+  int provided = 0;
+  checkMpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  try {
+    if (provided < MPI_THREAD_FUNNELED) {
+      throw MpiError(fmt::format(
+          "MPI_Init_thread: the MPI library provides thread level {}, collbench needs FUNNELED",
+          provided));
+    }
+    // Errors come back as return codes (turned into MpiError) instead of aborting the job.
+    checkMpi(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    world_ = makeMpiCommunicator(MPI_COMM_WORLD);
+  } catch (...) {
+    world_.reset();
+    MPI_Finalize();
+    throw;
+  }
+}
+
+MpiWorld::~MpiWorld() {
+  world_.reset();
+  MPI_Finalize();
+}
+
+MPI_Comm mpiCommOf(const Communicator& comm) {
+  const auto* m = dynamic_cast<const MpiCommunicator*>(&comm);
+  if (!m) {
+    throw UsageError(fmt::format("MPI needed, but this is a {} world (run under mpirun)",
+                                 worldKindName(comm.worldKind())));
+  }
+  return m->comm();
+}
+
+std::unique_ptr<Communicator> makeMpiCommunicator(MPI_Comm comm) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  checkMpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  return std::make_unique<MpiCommunicator>(dup);
+}
+
+std::unique_ptr<Transport> makeMpiTransport(Communicator& comm) {
+  return std::make_unique<MpiTransport>(comm);
+}
+
+}  // namespace cb
