@@ -326,6 +326,8 @@ ShmTransport::ShmTransport(Communicator& comm, const ShmOptions& o)
       throw EnvironmentError(fmt::format("shm transport on rank {}: {}", r, errors[r]));
     }
   }
+  // Once the transport exists on any rank, the name is gone from /dev/shm.
+  comm.barrier(d);
   base_ = segment_.base();
   sent_.assign(size_, 0);
   peerConsumed_.assign(size_, 0);

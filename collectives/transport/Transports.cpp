@@ -4,11 +4,29 @@
 
 #include "collectives/mpi/MpiWorld.h"
 #include "collectives/transport/LocalWorld.h"
+#include "collectives/transport/ShmTransport.h"
+#include "collectives/transport/UcxTransport.h"
 #include "core/Error.h"
 
 namespace cb {
+namespace {
 
-std::vector<std::string> transportNames() { return {"local", "mpi"}; }
+// Deadline of the agreement collectives behind the checks below.
+constexpr double kAgreeSeconds = 60;
+
+// The checks take a const communicator (that is what the registry hands them), but agreeing
+// across ranks means talking: the collectives change no state of the communicator that callers
+// could observe.
+Communicator& talk(const Communicator& comm) { return const_cast<Communicator&>(comm); }
+
+bool oneHost(const Communicator& comm) {
+  if (comm.worldKind() == WorldKind::kLocal) return true;
+  return allRanksOnOneHost(talk(comm), Deadline::after(kAgreeSeconds));
+}
+
+}  // namespace
+
+std::vector<std::string> transportNames() { return {"local", "mpi", "shm", "ucx"}; }
 
 std::optional<std::string> transportUnsupported(const std::string& name, const Communicator& comm) {
   if (name == "local") {
@@ -23,16 +41,29 @@ std::optional<std::string> transportUnsupported(const std::string& name, const C
     }
     return std::nullopt;
   }
-  return fmt::format("unknown transport '{}' (known: local, mpi)", name);
+  if (name == "shm") {
+    if (!oneHost(comm)) return std::string("the shm transport needs all ranks on one host");
+    return std::nullopt;
+  }
+  // UCX is always built in; whether it works here shows when the transport is made (all ranks
+  // fail together then), so probing it on every check is not worth a UCP context each time.
+  if (name == "ucx") return std::nullopt;
+  return fmt::format("unknown transport '{}' (known: {})", name, fmt::join(transportNames(), ", "));
 }
 
 std::string defaultTransport(const Communicator& comm) {
-  return comm.worldKind() == WorldKind::kLocal ? "local" : "mpi";
+  if (comm.worldKind() == WorldKind::kLocal) return "local";
+  if (oneHost(comm)) return "shm";
+  bool ucxBroken = ucxUnavailable().has_value();
+  if (!talk(comm).anyTrue(ucxBroken, Deadline::after(kAgreeSeconds))) return "ucx";
+  return "mpi";
 }
 
 std::unique_ptr<Transport> makeTransport(const std::string& name, Communicator& comm) {
   if (auto why = transportUnsupported(name, comm)) throw UsageError(*why);
   if (name == "local") return makeLocalTransport(comm);
+  if (name == "shm") return makeShmTransport(comm);
+  if (name == "ucx") return makeUcxTransport(comm);
   return makeMpiTransport(comm);
 }
 
