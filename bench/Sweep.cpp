@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <numeric>
 
 #include "bench/Verify.h"
@@ -40,9 +41,10 @@ std::vector<uint64_t> sweepSizes(const SweepOptions& o) {
 namespace cb {
 namespace {
 
+// The buffers of one point. They come from a pool that keeps the largest buffers of each memory
+// kind for the whole sweep: allocating and faulting in fresh memory for every point would cost
+// more than the measurement (first touch runs at a tenth of memcpy speed here).
 struct Buffers {
-  std::unique_ptr<DataBuffer> a;  // send (out of place) or the single in-place buffer
-  std::unique_ptr<DataBuffer> b;  // recv (out of place)
   void* send = nullptr;
   void* recv = nullptr;
   size_t sendOffset = 0;  // bytes of `send` inside the storage holding it
@@ -51,28 +53,42 @@ struct Buffers {
   DataBuffer* recvStore = nullptr;
 };
 
-Buffers allocateBuffers(BufferAllocator& alloc, const CollArgs& args, int rank, int n,
-                        Placement p) {
-  const size_t es = dataTypeSize(args.dtype);
-  const size_t sb = sendCount(args, n) * es, rb = recvCount(args, n) * es;
-  Buffers buf;
-  if (p == Placement::kOut) {
-    buf.a = alloc.allocate(sb);
-    buf.b = alloc.allocate(rb);
-    buf.sendStore = buf.a.get();
-    buf.recvStore = buf.b.get();
-  } else {
-    buf.a = alloc.allocate(std::max(sb, rb));
-    buf.sendStore = buf.recvStore = buf.a.get();
-    buf.sendOffset = inPlaceSendOffset(args, rank) * es;
-    buf.recvOffset = inPlaceRecvOffset(args, rank) * es;
+class BufferPool {
+ public:
+  Buffers get(BufferAllocator& alloc, MemoryKind kind, const CollArgs& args, int rank, int n,
+              Placement p) {
+    const size_t es = dataTypeSize(args.dtype);
+    const size_t sb = sendCount(args, n) * es, rb = recvCount(args, n) * es;
+    auto& slot = slots_[kind];
+    Buffers buf;
+    if (p == Placement::kOut) {
+      buf.sendStore = ensure(alloc, slot.a, sb);
+      buf.recvStore = ensure(alloc, slot.b, rb);
+    } else {
+      buf.sendStore = buf.recvStore = ensure(alloc, slot.a, std::max(sb, rb));
+      buf.sendOffset = inPlaceSendOffset(args, rank) * es;
+      buf.recvOffset = inPlaceRecvOffset(args, rank) * es;
+    }
+    buf.send = static_cast<char*>(buf.sendStore->data()) + buf.sendOffset;
+    buf.recv = static_cast<char*>(buf.recvStore->data()) + buf.recvOffset;
+    return buf;
   }
-  buf.a->faultIn();
-  if (buf.b) buf.b->faultIn();
-  buf.send = static_cast<char*>(buf.sendStore->data()) + buf.sendOffset;
-  buf.recv = static_cast<char*>(buf.recvStore->data()) + buf.recvOffset;
-  return buf;
-}
+
+ private:
+  struct Slot {
+    std::unique_ptr<DataBuffer> a, b;
+  };
+  static DataBuffer* ensure(BufferAllocator& alloc, std::unique_ptr<DataBuffer>& buf,
+                            size_t bytes) {
+    if (!buf || buf->bytes() < bytes) {
+      buf.reset();  // free first: the old and the new buffer may not fit together
+      buf = alloc.allocate(bytes);
+      buf->faultIn();
+    }
+    return buf.get();
+  }
+  std::map<MemoryKind, Slot> slots_;
+};
 
 double combine(RankCombine how, const std::vector<double>& all, int nranks, int iters, int i) {
   double acc = how == RankCombine::kRank0 ? all[i] : (how == RankCombine::kMin ? 1e300 : 0);
@@ -97,7 +113,10 @@ void spinFor(double seconds) {
 class Engine {
  public:
   Engine(Communicator& comm, const SweepOptions& o, const SweepSink& sink)
-      : comm_(comm), o_(o), sink_(sink), registry_(Registry::builtin()) {}
+      : comm_(comm),
+        o_(o),
+        sink_(sink),
+        registry_(o.registry ? *o.registry : Registry::builtin()) {}
 
   SweepSummary run() {
     validate();
@@ -255,13 +274,28 @@ class Engine {
     std::unique_ptr<BufferAllocator> alloc =
         v.allocator ? v.allocator(comm_) : std::make_unique<HostAllocator>();
     Buffers buf;
-    std::unique_ptr<PreparedCollective> prepared;
-    std::optional<std::string> failure;
+    std::unique_ptr<PreparedCollective> prepared, checker;
+    std::optional<std::string> failure, missing;
     try {
-      buf = allocateBuffers(*alloc, args, comm_.rank(), n, p);
+      buf = pool_.get(*alloc, v.memory, args, comm_.rank(), n, p);
       prepared = v.prepare(comm_, args, o_.variantOptions);
+      if (o_.variantOptions.graphLaunches > 0 && o_.checkRounds > 0) {
+        // A graph replays the call N times: in-place reductions would apply N times, so the
+        // check rounds use a plain instance (cheap: backends reuse their communicator).
+        VariantOptions plain = o_.variantOptions;
+        plain.graphLaunches = 0;
+        checker = v.prepare(comm_, args, plain);
+      }
+    } catch (const EnvironmentError& e) {
+      missing = e.what();  // something this machine lacks: unsupported, not failed
     } catch (const std::exception& e) {
       failure = e.what();
+    }
+    if (auto agreed = agreeOnReason(missing)) {
+      pr.status = "unsupported";
+      pr.message = *agreed;
+      emit(pr);
+      return;
     }
     if (auto agreed = agreeOnReason(failure)) {
       pr.status = "failed";
@@ -269,6 +303,7 @@ class Engine {
       emit(pr);
       return;
     }
+    PreparedCollective& checked = checker ? *checker : *prepared;
     const size_t es = dataTypeSize(args.dtype);
     const size_t sb = sendCount(args, n) * es, rb = recvCount(args, n) * es;
     std::vector<std::byte> host(std::max(sb, rb));
@@ -333,7 +368,7 @@ class Engine {
         fillInput(args, comm_.rank(), n, seed, host.data());
         buf.sendStore->upload(buf.sendOffset, host.data(), sb);
         comm_.barrier(deadline());
-        prepared->run(buf.send, buf.recv, deadline());
+        checked.run(buf.send, buf.recv, deadline());
         if (expectedOutput(args, comm_.rank(), n, seed, expected.data())) {
           buf.recvStore->download(buf.recvOffset, host.data(), rb);
           wrong += countWrong(args.dtype, host.data(), expected.data(), recvCount(args, n));
@@ -350,6 +385,7 @@ class Engine {
   const SweepSink& sink_;
   const Registry& registry_;
   SweepSummary summary_;
+  BufferPool pool_;
   bool stop_ = false;
 };
 

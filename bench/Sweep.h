@@ -36,19 +36,22 @@ struct SweepOptions {
   int root = 0;
   uint64_t minBytes = 8;
   uint64_t maxBytes = 64ull << 20;
-  double stepFactor = 2;      // -f
-  uint64_t stepBytes = 0;     // -i (overrides -f when > 0)
-  int iterations = 20;        // -n
-  int warmup = 5;             // -w
-  int checkRounds = 1;        // -c (0: no verification)
-  int cycles = 1;             // -N: repeat the whole sweep
-  double timeoutSeconds = 300;  // -T: deadline for any single blocking wait
+  double stepFactor = 2;         // -f
+  uint64_t stepBytes = 0;        // -i (overrides -f when > 0)
+  int iterations = 20;           // -n
+  int warmup = 5;                // -w
+  int checkRounds = 1;           // -c (0: no verification)
+  int cycles = 1;                // -N: repeat the whole sweep
+  double timeoutSeconds = 300;   // -T: deadline for any single blocking wait
   double timeBudgetSeconds = 0;  // adaptive mode: time per point picks the iteration count
   RankCombine combine = RankCombine::kMax;  // -a
   Statistic statistic = Statistic::kMedian;
   bool outOfPlace = true;
   bool inPlace = true;
   VariantOptions variantOptions;
+  // The variants to choose from (null: Registry::builtin()); the CLI passes an extended registry
+  // when the user asks for NCCL algorithm/protocol plan variants.
+  const Registry* registry = nullptr;
   // Test hook (documented): add this many microseconds to every timed call of variants whose
   // name matches injectDelayVariant ("" = all), to prove that regressions are caught.
   double injectDelayUs = 0;
@@ -70,10 +73,10 @@ struct PointResult {
   std::string status = "ok";  // ok | unsupported | failed
   std::string message;
   int iterations = 0;
-  Summary summary;          // over combined iteration times, seconds
-  double timeSeconds = 0;   // the chosen statistic
-  double algbw = 0, busbw = 0;  // GB/s
-  int64_t wrong = -1;       // -1 not checked
+  Summary summary;                  // over combined iteration times, seconds
+  double timeSeconds = 0;           // the chosen statistic
+  double algbw = 0, busbw = 0;      // GB/s
+  int64_t wrong = -1;               // -1 not checked
   std::vector<double> samples;      // combined per iteration, seconds
   std::vector<double> rankSamples;  // nranks x iterations, seconds
 };

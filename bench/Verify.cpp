@@ -16,8 +16,18 @@ uint64_t mix(uint64_t x) {  // splitmix64 finalizer
   return x ^ (x >> 31);
 }
 
-uint64_t hash(uint64_t seed, int rank, size_t i) {
-  return mix(seed * 0x100000001b3ull ^ mix(static_cast<uint64_t>(rank) << 40 ^ i));
+// Per-element hash: a strong key per (seed, rank), then one multiply-xorshift per element, so a
+// 64 MiB check costs tens of milliseconds, not seconds.
+uint64_t rankKey(uint64_t seed, int rank) {
+  return mix(seed * 0x100000001b3ull ^ mix(static_cast<uint64_t>(rank) + 1));
+}
+inline uint32_t elementHash(uint64_t key, size_t i) {
+  uint64_t x = (key + i) * 0x9e3779b97f4a7c15ull;
+  return static_cast<uint32_t>((x ^ (x >> 29)) >> 32);
+}
+// Maps a 32-bit hash onto [0, bound) without a division.
+inline int64_t below(uint32_t h, int64_t bound) {
+  return static_cast<int64_t>((static_cast<uint64_t>(h) * static_cast<uint64_t>(bound)) >> 32);
 }
 
 template <class T>
@@ -33,76 +43,90 @@ T fromInt(int64_t v) {
 
 // Values of one rank's contribution, as integers (converted exactly to the type).
 struct Pattern {
+  enum class Kind { kPlain, kSum, kAvg, kProd, kBits };
+
+  Pattern(const CollArgs& args, int nranks, uint64_t seed)
+      : args(args), nranks(nranks), seed(seed) {
+    const double limit = exactIntegerLimit(args.dtype);
+    // Sums of n values below sumBound (plus the avg adjustment, < n) stay exact.
+    sumBound = static_cast<int64_t>(std::clamp((limit - nranks) / nranks, 1.0, 1000.0));
+    plainBound = static_cast<int64_t>(std::min(limit, 1000.0));
+    offset = isSigned(args.dtype) ? plainBound / 2 : 0;
+    if (!hasReduction(args.coll)) {
+      kind = Kind::kPlain;
+    } else {
+      switch (args.op) {
+        case RedOp::kSum: kind = Kind::kSum; break;
+        case RedOp::kAvg: kind = Kind::kAvg; break;
+        case RedOp::kProd: kind = Kind::kProd; break;
+        case RedOp::kMax:
+        case RedOp::kMin: kind = Kind::kPlain; break;
+        default: kind = Kind::kBits; break;
+      }
+    }
+  }
+
   const CollArgs& args;
   int nranks;
   uint64_t seed;
+  int64_t sumBound, plainBound, offset;
+  Kind kind;
 
-  // Bound for sums: n values below it (plus the avg adjustment) stay exact.
-  int64_t sumBound() const {
-    double limit = exactIntegerLimit(args.dtype);
-    double b = (limit - nranks) / nranks;
-    return static_cast<int64_t>(std::clamp(b, 1.0, 1000.0));
-  }
-  int64_t plainBound() const {
-    return static_cast<int64_t>(std::min(exactIntegerLimit(args.dtype), 1000.0));
-  }
-
-  // Contribution of `rank` at element index i (index in the rank's send buffer).
-  int64_t value(int rank, size_t i) const {
-    uint64_t h = hash(seed, rank, i);
-    bool reducing = hasReduction(args.coll);
-    if (!reducing) {
-      int64_t b = plainBound();
-      int64_t v = static_cast<int64_t>(h % static_cast<uint64_t>(b));
-      return isSigned(args.dtype) ? v - b / 2 : v;
-    }
-    switch (args.op) {
-      case RedOp::kSum:
-      case RedOp::kAvg: {
-        int64_t v = static_cast<int64_t>(h % static_cast<uint64_t>(sumBound()));
-        if (args.op == RedOp::kAvg && rank == nranks - 1) {
-          // Make the sum over ranks a multiple of n so the average is an exact integer.
-          int64_t total = 0;
-          for (int r = 0; r < nranks; ++r) {
-            total += static_cast<int64_t>(hash(seed, r, i) % static_cast<uint64_t>(sumBound()));
-          }
-          v += (nranks - total % nranks) % nranks;
-        }
-        return v;
-      }
-      case RedOp::kProd: {
-        int64_t v = 1;
-        if ((i + seed) % static_cast<uint64_t>(nranks) == static_cast<uint64_t>(rank) &&
-            i % 4 == 0) {
-          v = 2;
-        }
-        if (isSigned(args.dtype) &&
-            (i + seed + 1) % static_cast<uint64_t>(nranks) == static_cast<uint64_t>(rank) &&
-            i % 3 == 1) {
-          v = -v;
-        }
-        return v;
-      }
-      case RedOp::kMax:
-      case RedOp::kMin: {
-        int64_t b = plainBound();
-        int64_t v = static_cast<int64_t>(h % static_cast<uint64_t>(b));
-        return isSigned(args.dtype) ? v - b / 2 : v;
-      }
-      default:  // bitwise: any bits of the low byte
-        return static_cast<int64_t>(h & 0xff);
-    }
+  // Products are +-1 or +-2: rank (i + seed) mod n doubles every fourth element, and for signed
+  // types rank (i + seed + 1) mod n negates every third.
+  int64_t prodValue(int rank, size_t i) const {
+    const uint64_t n = static_cast<uint64_t>(nranks), r = static_cast<uint64_t>(rank);
+    int64_t v = ((i + seed) % n == r && i % 4 == 0) ? 2 : 1;
+    if (isSigned(args.dtype) && (i + seed + 1) % n == r && i % 3 == 1) v = -v;
+    return v;
   }
 
   template <class T>
   void fill(int rank, T* out, size_t count, size_t indexBase = 0) const {
-    for (size_t i = 0; i < count; ++i) out[i] = fromInt<T>(value(rank, indexBase + i));
+    const uint64_t key = rankKey(seed, rank);
+    switch (kind) {
+      case Kind::kPlain:
+        for (size_t i = 0; i < count; ++i) {
+          out[i] = fromInt<T>(below(elementHash(key, indexBase + i), plainBound) - offset);
+        }
+        break;
+      case Kind::kSum:
+        for (size_t i = 0; i < count; ++i) {
+          out[i] = fromInt<T>(below(elementHash(key, indexBase + i), sumBound));
+        }
+        break;
+      case Kind::kAvg: {
+        // The last rank tops each element up so the sum over ranks is a multiple of n and the
+        // average an exact integer.
+        std::vector<uint64_t> keys(nranks);
+        for (int r = 0; r < nranks; ++r) keys[r] = rankKey(seed, r);
+        for (size_t i = 0; i < count; ++i) {
+          const size_t idx = indexBase + i;
+          int64_t v = below(elementHash(key, idx), sumBound);
+          if (rank == nranks - 1) {
+            int64_t total = 0;
+            for (int r = 0; r < nranks; ++r) total += below(elementHash(keys[r], idx), sumBound);
+            v += (nranks - total % nranks) % nranks;
+          }
+          out[i] = fromInt<T>(v);
+        }
+        break;
+      }
+      case Kind::kProd:
+        for (size_t i = 0; i < count; ++i) out[i] = fromInt<T>(prodValue(rank, indexBase + i));
+        break;
+      case Kind::kBits:
+        for (size_t i = 0; i < count; ++i) {
+          out[i] = fromInt<T>(static_cast<int64_t>(elementHash(key, indexBase + i) & 0xff));
+        }
+        break;
+    }
   }
 };
 
 template <class T>
 bool expectedTyped(const CollArgs& args, int rank, int n, uint64_t seed, T* out) {
-  Pattern p{args, n, seed};
+  Pattern p(args, n, seed);
   const size_t m = args.count;
   auto reduceAll = [&](size_t base, size_t count) {
     // out = reduce over ranks of each rank's elements [base, base+count).
@@ -139,7 +163,7 @@ bool expectedTyped(const CollArgs& args, int rank, int n, uint64_t seed, T* out)
 
 void fillInput(const CollArgs& args, int rank, int nranks, uint64_t seed, void* send) {
   dispatchDataType(args.dtype, [&]<class T>() {
-    Pattern{args, nranks, seed}.fill(rank, static_cast<T*>(send), sendCount(args, nranks));
+    Pattern(args, nranks, seed).fill(rank, static_cast<T*>(send), sendCount(args, nranks));
   });
 }
 

@@ -14,6 +14,10 @@
 #include "core/Interrupt.h"
 #include "core/Size.h"
 #include "core/Text.h"
+#if defined(COLLBENCH_HAVE_CUDA)
+#include "collectives/nccl/NcclVariantPlan.h"
+#include "collectives/nccl/NcclVariants.h"
+#endif
 
 namespace cb::cli {
 namespace {
@@ -40,6 +44,8 @@ struct RunOptions {
   bool noDb = false;
   std::string label;
   std::string injectDelay;
+  int blocking = 0, graph = 0, registration = 0;
+  std::string ncclAlgo, ncclProto;
   WorldOptions world;
 };
 
@@ -76,6 +82,13 @@ SweepOptions toSweep(const RunOptions& o) {
   s.variantOptions.transport = o.transport;
   s.variantOptions.chunkBytes = o.chunk.empty() ? 0 : parseSize(o.chunk);
   s.variantOptions.ranksPerNode = o.ranksPerNode;
+  s.variantOptions.blockingWait = o.blocking;
+  s.variantOptions.graphLaunches = o.graph;
+  s.variantOptions.bufferRegistration = o.registration;
+  s.variantOptions.prepareTimeoutSeconds = o.timeout;
+  if (o.blocking < 0 || o.blocking > 1) throw UsageError("-z takes 0 or 1");
+  if (o.graph < 0) throw UsageError("-G must not be negative");
+  if (o.registration < 0 || o.registration > 2) throw UsageError("-R takes 0, 1 or 2");
   if (!o.injectDelay.empty()) {
     // US[:VARIANT] — a documented testing aid: proves that `gate` catches a real slowdown.
     auto parts = splitList(o.injectDelay, ':');
@@ -107,6 +120,18 @@ std::map<std::string, std::string> headerFields(const RunRecord& r) {
 
 int doRun(const RunOptions& o) {
   SweepOptions sweep = toSweep(o);  // bad input fails here, before any rank starts
+  // NCCL algorithm x protocol variants are added on request, each a column of its own.
+  Registry registry = Registry::builtin();
+  if (!o.ncclAlgo.empty() || !o.ncclProto.empty()) {
+#if defined(COLLBENCH_HAVE_CUDA)
+    registerNcclPlanVariants(registry, ncclVariantPlan(o.ncclAlgo.empty() ? "all" : o.ncclAlgo,
+                                                       o.ncclProto.empty() ? "all" : o.ncclProto));
+    sweep.registry = &registry;
+#else
+    throw EnvironmentError(
+        "--nccl-algo/--nccl-proto need the GPU path, which is not in this build");
+#endif
+  }
   if (o.format != "collbench" && o.format != "nccl-tests" && o.format != "none") {
     throw UsageError(
         fmt::format("--format '{}' is not one of collbench, nccl-tests, none", o.format));
@@ -214,6 +239,20 @@ void setupRunCommand(CLI::App& app, Action& action) {
   sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
   sub->add_flag("--no-db", o->noDb, "Do not store the run");
   sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
+  sub->add_option("-z,--blocking", o->blocking,
+                  "GPU: 0 poll the stream, 1 blocking synchronization (as nccl-tests -z)")
+      ->capture_default_str();
+  sub->add_option("-G,--cudagraph", o->graph,
+                  "GPU: capture N calls in a CUDA graph and time per call (as nccl-tests -G)")
+      ->capture_default_str();
+  sub->add_option("-R,--local_register", o->registration,
+                  "GPU: 0 none, 1 ncclCommRegister, 2 symmetric windows (as nccl-tests -R)")
+      ->capture_default_str();
+  sub->add_option("--nccl-algo", o->ncclAlgo,
+                  "GPU: also run NCCL_ALGO variants (Ring,Tree,CollNetDirect,CollNetChain,NVLS,"
+                  "NVLSTree,PAT or all), each a column");
+  sub->add_option("--nccl-proto", o->ncclProto,
+                  "GPU: NCCL_PROTO values for those variants (LL,LL128,Simple or all)");
   sub->add_option("--np", o->world.np,
                   "Ranks of the local world (threads; default: cores, at least 2)");
   sub->add_option("--inject-delay", o->injectDelay,

@@ -311,7 +311,8 @@ std::string mpiLibraryVersion() {
   char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;
   if (MPI_Get_library_version(buf, &len) != MPI_SUCCESS) return "unknown MPI library";
-  std::string_view v(buf, static_cast<size_t>(std::max(len, 0)));
+  // Open MPI counts the terminating NUL in len: stop at the first NUL or newline.
+  std::string_view v(buf, strnlen(buf, static_cast<size_t>(std::max(len, 0))));
   v = v.substr(0, v.find('\n'));
   return std::string(trim(v));
 }
