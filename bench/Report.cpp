@@ -151,6 +151,9 @@ bool validForRanking(const PointResult& p) {
   return p.status == "ok" && p.wrong <= 0 && p.timeSeconds > 0;
 }
 
+// The memcpy reference (run --reference) is shown for comparison but never wins.
+bool competes(const PointResult& p) { return validForRanking(p) && p.variant != "memcpy"; }
+
 }  // namespace
 
 void SideBySideTable::add(const PointResult& p) {
@@ -167,14 +170,14 @@ std::vector<bool> SideBySideTable::fastest(uint64_t bytes) const {
   bool any = false;
   for (const auto& v : variants_) {
     auto it = cells_.find({bytes, v});
-    if (it == cells_.end() || !validForRanking(it->second)) continue;
+    if (it == cells_.end() || !competes(it->second)) continue;
     if (!any || it->second.timeSeconds < best) best = it->second.timeSeconds;
     any = true;
   }
   std::vector<bool> out;
   for (const auto& v : variants_) {
     auto it = cells_.find({bytes, v});
-    out.push_back(any && it != cells_.end() && validForRanking(it->second) &&
+    out.push_back(any && it != cells_.end() && competes(it->second) &&
                   it->second.timeSeconds == best);
   }
   return out;

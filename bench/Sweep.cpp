@@ -132,6 +132,7 @@ class Engine {
               if (stop_) break;
               CollArgs args{c, t, op, hasRoot(c) ? o_.root : 0,
                             countForBytes(c, t, bytes, comm_.size())};
+              if (o_.reference) measureReference(args);
               // Variants inside the size loop: all variants of a size are measured close in
               // time, so drifting machine noise hits them alike.
               for (const auto* v : variants) {
@@ -250,6 +251,51 @@ class Engine {
     if (pr.status == "failed") ++summary_.failed;
     if (pr.wrong > 0) summary_.wrongTotal += pr.wrong;
     if (comm_.rank() == 0 && sink_.onPoint) sink_.onPoint(pr);
+  }
+
+  // Every rank copies its send buffer into its receive buffer at the same time: the memory
+  // bandwidth a host collective competes for. algbw = bytes one rank copied per second, busbw =
+  // the aggregate over ranks.
+  void measureReference(const CollArgs& args) {
+    const int n = comm_.size();
+    const size_t bytes = sendCount(args, n) * dataTypeSize(args.dtype);
+    PointResult pr{args.coll,
+                   "memcpy",
+                   args.dtype,
+                   args.op,
+                   hasRoot(args.coll) ? args.root : -1,
+                   algBytes(args, n),
+                   args.count,
+                   Placement::kOut,
+                   n};
+    HostAllocator alloc;
+    CollArgs copyArgs = args;
+    copyArgs.coll = Collective::kBroadcast;  // same-size send and receive buffers
+    copyArgs.count = bytes / dataTypeSize(args.dtype);
+    Buffers buf = pool_.get(alloc, MemoryKind::kHost, copyArgs, comm_.rank(), n, Placement::kOut);
+    auto timed = [&] {
+      comm_.barrier(deadline());
+      double t0 = nowSeconds();
+      if (bytes) std::memcpy(buf.recv, buf.send, bytes);
+      return nowSeconds() - t0;
+    };
+    for (int i = 0; i < o_.warmup; ++i) timed();
+    std::vector<double> mine(o_.iterations);
+    for (auto& t : mine) t = timed();
+    auto all = comm_.allgatherBytes(mine.data(), mine.size() * sizeof(double), deadline());
+    pr.rankSamples.resize(all.size() / sizeof(double));
+    std::memcpy(pr.rankSamples.data(), all.data(), all.size());
+    pr.iterations = o_.iterations;
+    for (int i = 0; i < o_.iterations; ++i) {
+      pr.samples.push_back(combine(RankCombine::kMax, pr.rankSamples, n, o_.iterations, i));
+    }
+    pr.summary = summarize(pr.samples);
+    pr.timeSeconds = pick(pr.summary, o_.statistic);
+    if (pr.timeSeconds > 0) {
+      pr.algbw = static_cast<double>(bytes) / pr.timeSeconds / 1e9;
+      pr.busbw = pr.algbw * n;
+    }
+    emit(pr);
   }
 
   void measurePoint(const VariantInfo& v, const CollArgs& args, Placement p, int cycle) {

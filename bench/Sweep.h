@@ -52,6 +52,10 @@ struct SweepOptions {
   // The variants to choose from (null: Registry::builtin()); the CLI passes an extended registry
   // when the user asks for NCCL algorithm/protocol plan variants.
   const Registry* registry = nullptr;
+  // Also measure, at every size, what plain memcpy of the rank's buffer achieves on every rank at
+  // once (variant "memcpy", busbw = aggregate copy bandwidth of all ranks): the hardware
+  // reference the collectives can be judged against.
+  bool reference = false;
   // Test hook (documented): add this many microseconds to every timed call of variants whose
   // name matches injectDelayVariant ("" = all), to prove that regressions are caught.
   double injectDelayUs = 0;

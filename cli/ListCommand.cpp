@@ -48,7 +48,7 @@ int doList(const ListOptions& o) {
     if (comm.rank() != 0) return;
     fmt::print(
         "# world: {} with {} ranks (a = latency per message, b = time per byte, g = time "
-        "per reduced byte, S = bytes per rank buffer)\n",
+        "per reduced byte, S = the nccl-tests size of the collective)\n",
         worldKindName(comm.worldKind()), comm.size());
     for (const auto& l : lines) fmt::print("{}\n", l);
   });

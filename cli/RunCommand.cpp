@@ -45,6 +45,7 @@ struct RunOptions {
   std::string label;
   std::string injectDelay;
   int blocking = 0, graph = 0, registration = 0;
+  bool reference = false;
   std::string ncclAlgo, ncclProto;
   WorldOptions world;
 };
@@ -82,6 +83,7 @@ SweepOptions toSweep(const RunOptions& o) {
   s.variantOptions.transport = o.transport;
   s.variantOptions.chunkBytes = o.chunk.empty() ? 0 : parseSize(o.chunk);
   s.variantOptions.ranksPerNode = o.ranksPerNode;
+  s.reference = o.reference;
   s.variantOptions.blockingWait = o.blocking;
   s.variantOptions.graphLaunches = o.graph;
   s.variantOptions.bufferRegistration = o.registration;
@@ -239,6 +241,9 @@ void setupRunCommand(CLI::App& app, Action& action) {
   sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
   sub->add_flag("--no-db", o->noDb, "Do not store the run");
   sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
+  sub->add_flag("--reference", o->reference,
+                "Also measure memcpy on every rank at once at each size (column 'memcpy'; busbw = "
+                "aggregate copy bandwidth): the hardware limit to compare with");
   sub->add_option("-z,--blocking", o->blocking,
                   "GPU: 0 poll the stream, 1 blocking synchronization (as nccl-tests -z)")
       ->capture_default_str();

@@ -1,6 +1,7 @@
 // Publishes every hand-written algorithm as a registry variant (backend "hand") that runs its
 // schedule with the host executor over the chosen transport.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "collectives/Registry.h"
 #include "collectives/algorithms/Algorithms.h"
@@ -15,6 +16,24 @@ AlgoOptions algoOptions(const CollArgs& args, const VariantOptions& v) {
   o.chunkElements = v.chunkBytes / dataTypeSize(args.dtype);
   o.ranksPerNode = v.ranksPerNode;
   return o;
+}
+
+// --ranks-per-node 0 means "the real hosts": when every host holds the same number of
+// consecutive ranks, that number is the node size; otherwise (one host, or a scattered
+// placement the hierarchical schedules can't express) the whole world is one node.
+int ranksPerHost(Communicator& comm) {
+  char name[256] = {0};
+  gethostname(name, sizeof name - 1);
+  auto hosts = comm.allgatherStrings(name, Deadline::after(60));
+  int n = static_cast<int>(hosts.size());
+  int block = 1;
+  while (block < n && hosts[block] == hosts[0]) ++block;
+  if (n % block != 0) return n;
+  for (int r = 0; r < n; ++r) {
+    if (hosts[r] != hosts[r - r % block]) return n;
+    if (r % block == 0 && r > 0 && hosts[r] == hosts[r - 1]) return n;
+  }
+  return block;
 }
 
 class PreparedSchedule final : public PreparedCollective {
@@ -52,7 +71,9 @@ void registerScheduleVariants(Registry& r) {
     };
     v.prepare = [&algo](Communicator& comm, const CollArgs& args, const VariantOptions& opts) {
       std::string t = opts.transport.empty() ? defaultTransport(comm) : opts.transport;
-      auto schedule = algo.build(comm.rank(), comm.size(), args, algoOptions(args, opts));
+      AlgoOptions ao = algoOptions(args, opts);
+      if (ao.ranksPerNode == 0) ao.ranksPerNode = ranksPerHost(comm);
+      auto schedule = algo.build(comm.rank(), comm.size(), args, ao);
       return std::unique_ptr<PreparedCollective>(
           new PreparedSchedule(makeTransport(t, comm), std::move(schedule), args));
     };
