@@ -1,6 +1,7 @@
 #include "bench/Sweep.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -110,6 +111,80 @@ void spinFor(double seconds) {
   }
 }
 
+void checkOptions(const Communicator& comm, const SweepOptions& o, const Registry& registry) {
+  if (!o.variantOptions.transport.empty()) {
+    auto names = transportNames();
+    if (std::find(names.begin(), names.end(), o.variantOptions.transport) == names.end()) {
+      throw UsageError(fmt::format("unknown transport '{}' (known: {})", o.variantOptions.transport,
+                                   fmt::join(names, ", ")));
+    }
+  }
+  if (o.collectives.empty()) throw UsageError("no collective to run");
+  if (o.minBytes > o.maxBytes) {
+    throw UsageError(fmt::format("minimum size {} is larger than maximum size {} (-b > -e)",
+                                 o.minBytes, o.maxBytes));
+  }
+  if (o.stepBytes == 0 && o.stepFactor < 1) {
+    throw UsageError(fmt::format("step factor -f must be >= 1 (got {})", o.stepFactor));
+  }
+  if (o.iterations < 1) throw UsageError("iterations -n must be at least 1");
+  if (o.warmup < 0 || o.checkRounds < 0 || o.cycles < 1) {
+    throw UsageError("-w and -c must be >= 0 and -N >= 1");
+  }
+  if (o.timeoutSeconds <= 0) throw UsageError("timeout -T must be positive");
+  if (o.root < 0 || o.root >= comm.size()) {
+    throw UsageError(fmt::format("root {} is out of range for {} ranks (-r)", o.root, comm.size()));
+  }
+  if (o.minBytes == o.maxBytes && o.minBytes > 0) {
+    // One explicit size: it must split exactly (a sweep rounds down, as nccl-tests does).
+    for (Collective c : o.collectives) {
+      for (DataType t : o.dtypes) {
+        size_t count = countForBytes(c, t, o.minBytes, comm.size());
+        CollArgs a{c, t, RedOp::kSum, 0, count};
+        if (algBytes(a, comm.size()) != o.minBytes) {
+          uint64_t unit = algBytes(CollArgs{c, t, RedOp::kSum, 0, 1}, comm.size());
+          throw UsageError(fmt::format(
+              "{} B can't be split into whole {} elements for {} on {} ranks (use a multiple "
+              "of {} B)",
+              o.minBytes, dataTypeName(t), collectiveName(c), comm.size(), unit));
+        }
+      }
+    }
+  }
+  for (Collective c : o.collectives) {
+    if (!hasReduction(c)) continue;
+    for (DataType t : o.dtypes) {
+      for (RedOp op : o.ops) {
+        if (!redOpValidFor(op, t)) {
+          throw UsageError(
+              fmt::format("reduction op {} makes no sense for {} (bitwise ops "
+                          "need an integer type)",
+                          redOpName(op), dataTypeName(t)));
+        }
+      }
+    }
+  }
+  bool all = o.variants.empty() ||
+             std::find(o.variants.begin(), o.variants.end(), "all") != o.variants.end();
+  if (!all) {
+    for (const auto& name : o.variants) {
+      bool found = false;
+      for (Collective c : o.collectives) found = found || registry.find(c, name);
+      if (!found) {
+        std::string known;
+        for (Collective c : o.collectives) {
+          for (const auto* v : registry.forCollective(c)) {
+            if (known.find(v->name) == std::string::npos)
+              known += (known.empty() ? "" : ", ") + v->name;
+          }
+        }
+        throw UsageError(fmt::format("unknown algorithm '{}' for {} (known: {})", name,
+                                     collectiveName(o.collectives.front()), known));
+      }
+    }
+  }
+}
+
 class Engine {
  public:
   Engine(Communicator& comm, const SweepOptions& o, const SweepSink& sink)
@@ -161,58 +236,9 @@ class Engine {
  private:
   Deadline deadline() const { return Deadline::after(o_.timeoutSeconds); }
 
-  void validate() {
-    if (o_.collectives.empty()) throw UsageError("no collective to run");
-    if (o_.minBytes > o_.maxBytes) {
-      throw UsageError(fmt::format("minimum size {} is larger than maximum size {} (-b > -e)",
-                                   o_.minBytes, o_.maxBytes));
-    }
-    if (o_.stepBytes == 0 && o_.stepFactor < 1) {
-      throw UsageError(fmt::format("step factor -f must be >= 1 (got {})", o_.stepFactor));
-    }
-    if (o_.iterations < 1) throw UsageError("iterations -n must be at least 1");
-    if (o_.warmup < 0 || o_.checkRounds < 0 || o_.cycles < 1) {
-      throw UsageError("-w and -c must be >= 0 and -N >= 1");
-    }
-    if (o_.timeoutSeconds <= 0) throw UsageError("timeout -T must be positive");
-    if (o_.root < 0 || o_.root >= comm_.size()) {
-      throw UsageError(
-          fmt::format("root {} is out of range for {} ranks (-r)", o_.root, comm_.size()));
-    }
-    for (Collective c : o_.collectives) {
-      if (!hasReduction(c)) continue;
-      for (DataType t : o_.dtypes) {
-        for (RedOp op : o_.ops) {
-          if (!redOpValidFor(op, t)) {
-            throw UsageError(
-                fmt::format("reduction op {} makes no sense for {} (bitwise ops "
-                            "need an integer type)",
-                            redOpName(op), dataTypeName(t)));
-          }
-        }
-      }
-    }
-    bool all = o_.variants.empty() ||
-               std::find(o_.variants.begin(), o_.variants.end(), "all") != o_.variants.end();
-    if (!all) {
-      for (const auto& name : o_.variants) {
-        bool found = false;
-        for (Collective c : o_.collectives) found = found || registry_.find(c, name);
-        if (!found) {
-          std::string known;
-          for (Collective c : o_.collectives) {
-            for (const auto* v : registry_.forCollective(c)) {
-              if (known.find(v->name) == std::string::npos)
-                known += (known.empty() ? "" : ", ") + v->name;
-            }
-          }
-          throw UsageError(fmt::format("unknown algorithm '{}' for {} (known: {})", name,
-                                       collectiveName(o_.collectives.front()), known));
-        }
-      }
-    }
-  }
+  void validate() { validateSweep(comm_, o_); }
 
+ private:
   std::vector<const VariantInfo*> variantsFor(Collective c) const {
     bool all = o_.variants.empty() ||
                std::find(o_.variants.begin(), o_.variants.end(), "all") != o_.variants.end();
@@ -436,6 +462,10 @@ class Engine {
 };
 
 }  // namespace
+
+void validateSweep(const Communicator& comm, const SweepOptions& o) {
+  checkOptions(comm, o, o.registry ? *o.registry : Registry::builtin());
+}
 
 SweepSummary runSweep(Communicator& comm, const SweepOptions& o, const SweepSink& sink) {
   return Engine(comm, o, sink).run();

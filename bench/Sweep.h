@@ -98,6 +98,11 @@ struct SweepSummary {
   bool interrupted = false;
 };
 
+// Checks the options against the world (root in range, variants and transport known, ops valid
+// for the dtypes, a single size that splits); throws UsageError. runSweep calls it too; callers
+// call it first so a bad invocation leaves nothing in the database.
+void validateSweep(const Communicator& comm, const SweepOptions& o);
+
 // Collective over comm. Throws UsageError for requested variants that don't exist;
 // variants that can't run here are reported as unsupported points.
 SweepSummary runSweep(Communicator& comm, const SweepOptions& o, const SweepSink& sink);

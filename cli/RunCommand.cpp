@@ -142,6 +142,7 @@ int doRun(const RunOptions& o) {
   const std::string cmdline = commandLine();
   int exitCode = 0;
   runInWorld(o.world, [&](Communicator& comm) {
+    validateSweep(comm, sweep);  // before the run is begun in the database
     RunHeader header = collectHeader(comm, o.label, cmdline);
     RunStore rs = openRunStore(comm, o.noDb ? "" : o.db, header.record);
     const bool root = comm.rank() == 0;

@@ -41,7 +41,7 @@ std::string hostName() {
 
 void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>& fn) {
   if (launchedByMpiLauncher()) {
-    if (o.np != 0) {
+    if (o.np >= 0) {
       throw UsageError(
           "--np sets the size of the local (threads) world; under mpirun/srun the "
           "launcher sets the number of ranks");
@@ -51,7 +51,7 @@ void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>&
     return;
   }
   int np = o.np;
-  if (np == 0) np = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  if (np < 0) np = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   if (np < 1 || np > kMaxLocalRanks) {
     throw UsageError(fmt::format("--np {} is out of range (1..{})", np, kMaxLocalRanks));
   }

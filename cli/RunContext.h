@@ -17,7 +17,7 @@
 namespace cb::cli {
 
 struct WorldOptions {
-  int np = 0;  // local world ranks; 0 = default (cores, at least 2)
+  int np = -1;  // local world ranks; -1 = not given (cores, at least 2)
 };
 
 // Runs fn on every rank of the world the environment asks for: under mpirun/srun an MPI world of
