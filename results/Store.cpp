@@ -14,10 +14,13 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "core/Error.h"
+#include "core/Text.h"
 #include "results/Sqlite.h"
 
 namespace cb {
@@ -148,9 +151,10 @@ RunRecord readRun(const Statement& s) {
   return r;
 }
 
-ResultRecord readResult(const Statement& s) {
+// Reads the kResultColumns starting at `first` (0, or after the run columns of a join).
+ResultRecord readResult(const Statement& s, int first = 0) {
   ResultRecord r;
-  int c = 0;
+  int c = first;
   r.id = s.int64At(c++);
   r.runId = s.int64At(c++);
   r.collective = s.textAt(c++);
@@ -681,6 +685,225 @@ RunSummary Store::summarizeRun(int64_t runId) const {
   s.bind(1, runId);
   while (s.step()) summary.collectives.push_back(s.textAt(0));
   return summary;
+}
+
+}  // namespace cb
+
+// ---- compare, gate, history, export and db maintenance ----
+
+namespace cb {
+
+namespace {
+
+// "id, started_at, ..." -> "u.id, u.started_at, ..." for joins.
+std::string prefixedColumns(std::string_view columns, std::string_view prefix) {
+  std::string out;
+  for (const std::string& c : splitList(columns)) {
+    out += fmt::format("{}{}{}", out.empty() ? "" : ", ", prefix, c);
+  }
+  return out;
+}
+
+int64_t countRows(sqlite3* db, const char* table) {
+  // Table names are constants of this file; values are never spliced in.
+  sql::Statement s(db, fmt::format("SELECT count(*) FROM {}", table));
+  return s.step() ? s.int64At(0) : 0;
+}
+
+}  // namespace
+
+std::vector<ResultRecord> Store::resultsWithSamples(int64_t runId) const {
+  std::vector<ResultRecord> out = results(runId, false);
+  if (out.empty()) return out;
+  auto byId = [&](int64_t id) -> ResultRecord* {
+    auto it = std::lower_bound(out.begin(), out.end(), id,
+                               [](const ResultRecord& r, int64_t v) { return r.id < v; });
+    return it != out.end() && it->id == id ? &*it : nullptr;
+  };
+  sql::Statement s(db_,
+                   "SELECT s.result_id, s.times_us FROM samples s JOIN results r ON r.id = "
+                   "s.result_id WHERE r.run_id = ?1");
+  s.bind(1, runId);
+  while (s.step()) {
+    if (ResultRecord* r = byId(s.int64At(0))) r->samplesUs = s.doublesAt(1);
+  }
+  return out;
+}
+
+std::vector<HistoryPoint> Store::history(const CasePattern& pattern,
+                                         const RunFilter& filter) const {
+  std::string query = fmt::format(
+      "SELECT {}, {} FROM results r JOIN runs u ON u.id = r.run_id WHERE "
+      "r.status = 'ok'",
+      prefixedColumns(kRunColumns, "u."), prefixedColumns(kResultColumns, "r."));
+  // Bound values in placeholder order; the clauses hold only placeholders.
+  std::vector<std::string> texts;
+  std::vector<int64_t> numbers;
+  std::vector<std::pair<bool, size_t>> order;  // (is text, index)
+  auto text = [&](const char* column, const std::string& value) {
+    texts.push_back(value);
+    order.emplace_back(true, texts.size() - 1);
+    query += fmt::format(" AND {} = ?{}", column, order.size());
+  };
+  auto number = [&](const char* clause, int64_t value) {
+    numbers.push_back(value);
+    order.emplace_back(false, numbers.size() - 1);
+    query += fmt::format(" AND {} ?{}", clause, order.size());
+  };
+  if (pattern.collective) text("r.collective", *pattern.collective);
+  if (pattern.variant) text("r.variant", *pattern.variant);
+  if (pattern.dtype) text("r.dtype", *pattern.dtype);
+  if (pattern.op) text("r.op", *pattern.op);
+  if (pattern.placement) text("r.placement", *pattern.placement);
+  if (pattern.sizes) {
+    constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    number("r.size_bytes >=", static_cast<int64_t>(std::min(pattern.sizes->first, kMax)));
+    number("r.size_bytes <=", static_cast<int64_t>(std::min(pattern.sizes->second, kMax)));
+  }
+  if (pattern.nranks) number("r.nranks =", *pattern.nranks);
+  if (pattern.root) number("r.root =", *pattern.root);
+  if (filter.label) text("u.label", *filter.label);
+  if (filter.fingerprint) text("u.fingerprint", *filter.fingerprint);
+  if (filter.since) {
+    texts.push_back(normalizeTimeBound(*filter.since, "--since"));
+    order.emplace_back(true, texts.size() - 1);
+    query += fmt::format(" AND u.started_at >= ?{}", order.size());
+  }
+  if (filter.until) {
+    // '~' sorts after every character of a timestamp: the bound includes its whole prefix.
+    texts.push_back(normalizeTimeBound(*filter.until, "--until") + "~");
+    order.emplace_back(true, texts.size() - 1);
+    query += fmt::format(" AND u.started_at <= ?{}", order.size());
+  }
+  query += " ORDER BY u.started_at, u.id, r.id";
+  sql::Statement s(db_, query);
+  for (size_t i = 0; i < order.size(); ++i) {
+    int index = static_cast<int>(i + 1);
+    if (order[i].first) {
+      s.bind(index, texts[order[i].second]);
+    } else {
+      s.bind(index, numbers[order[i].second]);
+    }
+  }
+  const int runColumns = static_cast<int>(splitList(kRunColumns).size());
+  std::vector<HistoryPoint> points;
+  while (s.step()) {
+    HistoryPoint p;
+    p.run = readRun(s);
+    p.result = readResult(s, runColumns);
+    points.push_back(std::move(p));
+  }
+  if (filter.limit > 0) {
+    // Keep the newest `limit` runs that have a match (points are oldest first).
+    std::vector<int64_t> runs;
+    for (auto it = points.rbegin(); it != points.rend(); ++it) {
+      if (std::find(runs.begin(), runs.end(), it->run.id) == runs.end()) {
+        runs.push_back(it->run.id);
+      }
+    }
+    if (runs.size() > static_cast<size_t>(filter.limit)) {
+      runs.resize(static_cast<size_t>(filter.limit));
+      std::erase_if(points, [&](const HistoryPoint& p) {
+        return std::find(runs.begin(), runs.end(), p.run.id) == runs.end();
+      });
+    }
+  }
+  return points;
+}
+
+DbCheckReport Store::check() const {
+  DbCheckReport report;
+  {
+    sql::Statement s(db_, "PRAGMA integrity_check(100)");
+    std::vector<std::string> lines;
+    while (s.step()) {
+      for (const std::string& line : splitLines(s.textAt(0))) {
+        if (!line.starts_with("***")) lines.push_back(line);
+      }
+    }
+    if (!(lines.size() == 1 && lines[0] == "ok")) report.problems = lines;
+  }
+  {
+    sql::Statement s(db_, "PRAGMA foreign_key_check");
+    while (s.step()) {
+      report.problems.push_back(fmt::format("{} row {} refers to a missing {} row", s.textAt(0),
+                                            s.int64At(1), s.textAt(2)));
+    }
+  }
+  report.schemaVersion = schemaVersion();
+  {
+    sql::Statement s(db_, "SELECT status, count(*) FROM runs GROUP BY status ORDER BY status");
+    while (s.step()) report.runsByStatus.emplace_back(s.textAt(0), s.int64At(1));
+  }
+  report.runs = countRows(db_, "runs");
+  report.results = countRows(db_, "results");
+  report.samples = countRows(db_, "samples");
+  report.rankSamples = countRows(db_, "rank_samples");
+  return report;
+}
+
+PruneReport Store::prune(const PruneOptions& o) {
+  if (o.keepLast < 0 && !o.before) {
+    throw UsageError("prune needs --keep-last N or --before DATE");
+  }
+  std::string query = "SELECT id FROM runs WHERE status <> 'running'";
+  std::vector<std::string> values;
+  if (o.label) {
+    values.push_back(*o.label);
+    query += fmt::format(" AND label = ?{}", values.size());
+  }
+  if (o.before) {
+    values.push_back(normalizeTimeBound(*o.before, "--before"));
+    query += fmt::format(" AND started_at < ?{}", values.size());
+  }
+  query += " ORDER BY started_at DESC, id DESC";
+  PruneReport report;
+  // The selection and the deletes share one write transaction: a run finishing meanwhile can't
+  // slip between them.
+  sql::Transaction tx(db_);
+  std::vector<int64_t> ids;
+  {
+    sql::Statement s(db_, query);
+    for (size_t i = 0; i < values.size(); ++i) s.bind(static_cast<int>(i + 1), values[i]);
+    while (s.step()) ids.push_back(s.int64At(0));
+  }
+  if (o.keepLast >= 0) {
+    // keep-last counts every finished run of the selection, older or not than --before.
+    std::vector<int64_t> all;
+    std::string allQuery = "SELECT id FROM runs WHERE status <> 'running'";
+    if (o.label) allQuery += " AND label = ?1";
+    allQuery += " ORDER BY started_at DESC, id DESC";
+    sql::Statement s(db_, allQuery);
+    if (o.label) s.bind(1, *o.label);
+    while (s.step()) all.push_back(s.int64At(0));
+    size_t keep = std::min(all.size(), static_cast<size_t>(o.keepLast));
+    std::set<int64_t> kept(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep));
+    std::erase_if(ids, [&](int64_t id) { return kept.count(id) > 0; });
+  }
+  report.runIds = ids;
+  sql::Statement count(db_, "SELECT count(*) FROM results WHERE run_id = ?1");
+  sql::Statement del(db_, "DELETE FROM runs WHERE id = ?1");
+  for (int64_t id : ids) {
+    count.reset();
+    count.bind(1, id);
+    if (count.step()) report.results += count.int64At(0);
+    if (o.dryRun) continue;
+    del.reset();
+    del.bind(1, id);
+    del.run();
+  }
+  if (!o.dryRun) tx.commit();
+  return report;
+}
+
+void Store::vacuum() {
+  sql::retryBusy([&] { sql::exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)"); }, 60);
+  sql::retryBusy([&] { sql::exec(db_, "VACUUM"); }, 60);
+  sql::retryBusy([&] { sql::exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)"); }, 60);
+}
+
+int64_t Store::fileBytes() const {
+  return pragmaInt(db_, "page_count") * pragmaInt(db_, "page_size");
 }
 
 }  // namespace cb

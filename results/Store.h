@@ -7,8 +7,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "results/Case.h"
 #include "results/Records.h"
 
 struct sqlite3;
@@ -32,6 +34,32 @@ struct RunSummary {
   int64_t notOk = 0;                     // results whose status is not "ok"
   int64_t worstWrong = -1;               // max #wrong over checked results, -1 if none checked
   std::vector<std::string> collectives;  // distinct, in the order first measured
+};
+
+// ---- records of the comparison commands (see the block at the end of Store) ----
+
+struct HistoryPoint {
+  RunRecord run;
+  ResultRecord result;
+};
+
+struct DbCheckReport {
+  std::vector<std::string> problems;  // empty when integrity_check says ok and no FK violation
+  int schemaVersion = 0;
+  std::vector<std::pair<std::string, int64_t>> runsByStatus;  // status, count
+  int64_t runs = 0, results = 0, samples = 0, rankSamples = 0;
+};
+
+struct PruneOptions {
+  int keepLast = -1;                  // keep the N newest runs (>= 0), delete older ones
+  std::optional<std::string> before;  // delete runs started before this UTC date[Ttime]
+  std::optional<std::string> label;   // only runs with this label
+  bool dryRun = false;
+};
+
+struct PruneReport {
+  std::vector<int64_t> runIds;  // deleted (or, dry run, to delete), newest first
+  int64_t results = 0;          // their results (samples go with them)
 };
 
 // This host's name (gethostname), as recorded in RunRecord::host and compared by reapDeadRuns.
@@ -68,6 +96,24 @@ class Store {
   // In the order they were added.
   std::vector<ResultRecord> results(int64_t runId, bool withSamples = false) const;
   RunSummary summarizeRun(int64_t runId) const;
+
+  // ---- compare, gate, history, export and db maintenance (cli/Compare..., Gate..., History...,
+  // Export..., DbCommand) ----
+
+  // A run's results with their combined per-iteration samples only (what compare and gate
+  // test), without the per-rank samples `results(id, true)` also reads.
+  std::vector<ResultRecord> resultsWithSamples(int64_t runId) const;
+  // Results with status ok matching `pattern`, in runs matching `filter`, oldest run first
+  // (without samples); filter.limit keeps the newest N runs that have a match.
+  std::vector<HistoryPoint> history(const CasePattern& pattern, const RunFilter& filter) const;
+  // PRAGMA integrity_check and foreign_key_check, the schema version and the row counts.
+  DbCheckReport check() const;
+  // Deletes runs (never running ones) with their results and samples, in one transaction;
+  // with options.dryRun only reports what it would delete.
+  PruneReport prune(const PruneOptions& options);
+  // Rebuilds the file to return the space of deleted rows; checkpoints the WAL first.
+  void vacuum();
+  int64_t fileBytes() const;  // page_count * page_size of the main database
 
  private:
   Store(sqlite3* db, std::string path);
