@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   cb::cli::setupRunsCommand(app, action);
   cb::cli::setupShowCommand(app, action);
   cb::cli::setupImportCommand(app, action);
+  cb::cli::setupCompareCommand(app, action);
+  cb::cli::setupGateCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
