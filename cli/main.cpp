@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   cb::cli::setupImportCommand(app, action);
   cb::cli::setupCompareCommand(app, action);
   cb::cli::setupGateCommand(app, action);
+  cb::cli::setupHistoryCommand(app, action);
+  cb::cli::setupExportCommand(app, action);
+  cb::cli::setupDbCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,157 @@
+// `collbench history CASE...`: one metric of the matching cases over the stored runs, oldest
+// first, each case as a table with a text sparkline, filtered by label, date and fingerprint.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+#include <tuple>
+
+#include "cli/Command.h"
+#include "cli/TextTable.h"
+#include "core/Error.h"
+#include "results/Compare.h"
+#include "results/Store.h"
+
+namespace cb::cli {
+namespace {
+
+struct HistoryArgs {
+  std::vector<std::string> cases;
+  std::string db = "collbench.db";
+  std::string metric = "busbw";
+  std::string label, since, until, fingerprint;
+  int limit = 0;
+};
+
+constexpr const char* kCaseSyntax =
+    "CASE syntax: collective:variant:dtype:op:size:placement:nranks[:root=R], e.g.\n"
+    "  allreduce:ring/local:float:sum:1M:out:2\n"
+    "Trailing parts may be left out and any part may be * or empty, matching anything:\n"
+    "  allreduce                   every allreduce case\n"
+    "  allreduce:ring/local        every size, dtype, op... of one variant\n"
+    "  allreduce::float:sum:1M     every variant at 1 MiB\n"
+    "  allreduce::::64K-4M:in      a size range (as --sizes), in-place only\n"
+    "Sizes take binary suffixes (K, M, G). Several CASEs show every case matching any.";
+
+// Eight levels of a unicode sparkline, low to high.
+std::string sparkline(const std::vector<double>& values) {
+  static constexpr const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (values.empty()) return "";
+  auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  std::string out;
+  for (double v : values) {
+    int level = *hi > *lo ? static_cast<int>(std::lround((v - *lo) / (*hi - *lo) * 7)) : 3;
+    out += kBars[std::clamp(level, 0, 7)];
+  }
+  return out;
+}
+
+// Two decimals, but three significant digits below 1 (0.0015 GB/s must not print as 0.00).
+std::string number(double v) {
+  return std::abs(v) >= 1 || v == 0 ? fmt::format("{:.2f}", v) : fmt::format("{:.3g}", v);
+}
+
+std::string shortTime(const std::string& iso) {
+  std::string t = iso;
+  if (t.size() > 10 && t[10] == 'T') t[10] = ' ';
+  if (!t.empty() && t.back() == 'Z') t.pop_back();
+  return t;
+}
+
+int doHistory(const HistoryArgs& a) {
+  Metric metric = parseMetric(a.metric);
+  if (a.limit < 0) throw UsageError(fmt::format("--limit {} is negative", a.limit));
+  std::vector<CasePattern> patterns;
+  for (const std::string& text : a.cases) patterns.push_back(CasePattern::parse(text));
+  RunFilter filter;
+  if (!a.label.empty()) filter.label = a.label;
+  if (!a.since.empty()) filter.since = a.since;
+  if (!a.until.empty()) filter.until = a.until;
+  if (!a.fingerprint.empty()) filter.fingerprint = a.fingerprint;
+  filter.limit = a.limit;
+
+  Store store = Store::open(a.db, false);
+  store.reapDeadRuns();
+  // Per case, the points oldest first; a result matching several patterns counts once.
+  std::map<CaseKey, std::vector<HistoryPoint>> byCase;
+  std::set<int64_t> seen;
+  for (const CasePattern& p : patterns) {
+    for (HistoryPoint& point : store.history(p, filter)) {
+      if (!seen.insert(point.result.id).second) continue;
+      byCase[CaseKey::of(point.result)].push_back(std::move(point));
+    }
+  }
+  if (byCase.empty()) {
+    fmt::print("no stored results match {} in '{}'\n", fmt::join(a.cases, " "), a.db);
+    return 0;
+  }
+  const bool busbw = metric == Metric::kBusbw;
+  using A = TextTable::Align;
+  bool first = true;
+  for (auto& [key, points] : byCase) {
+    std::stable_sort(points.begin(), points.end(), [](const auto& x, const auto& y) {
+      return std::tie(x.run.startedAt, x.run.id) < std::tie(y.run.startedAt, y.run.id);
+    });
+    std::vector<double> values;
+    for (const HistoryPoint& p : points) {
+      values.push_back(busbw ? p.result.busbw : p.result.timeUs);
+    }
+    std::string statistic = points.back().result.statistic;
+    std::string trend = values.size() > 1 && values.front() > 0
+                            ? fmt::format(", {:+.1f}% first to last",
+                                          (values.back() - values.front()) / values.front() * 100)
+                            : "";
+    fmt::print("{}# {}   {} ({}{})   {}   {} run(s){}\n", first ? "" : "#\n", key.toString(),
+               metricName(metric), metricUnit(metric), busbw ? "" : ", " + statistic,
+               sparkline(values), points.size(), trend);
+    first = false;
+    TextTable table({{"run", A::kRight},
+                     {"started (UTC)"},
+                     {"label"},
+                     {std::string(metricName(metric)), A::kRight},
+                     {"vs prev", A::kRight},
+                     {"iters", A::kRight},
+                     {"cv", A::kRight},
+                     {"fingerprint"}});
+    for (size_t i = 0; i < points.size(); ++i) {
+      const HistoryPoint& p = points[i];
+      std::string change = "-";
+      if (i > 0 && values[i - 1] > 0) {
+        change = fmt::format("{:+.1f}%", (values[i] - values[i - 1]) / values[i - 1] * 100);
+      }
+      table.addRow({std::to_string(p.run.id), shortTime(p.run.startedAt),
+                    p.run.label.empty() ? "-" : p.run.label, number(values[i]), change,
+                    std::to_string(p.result.iterations),
+                    p.result.iterations > 1 ? fmt::format("{:.1f}%", p.result.cv * 100) : "-",
+                    p.run.fingerprint.empty() ? "-" : p.run.fingerprint});
+    }
+    fmt::print("{}", table.render("# "));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void setupHistoryCommand(CLI::App& app, Action& action) {
+  auto a = std::make_shared<HistoryArgs>();
+  auto* sub = app.add_subcommand(
+      "history", "One metric of the matching cases over the stored runs, with a text trend");
+  sub->add_option("CASE", a->cases, "Cases to show (see CASE syntax below)")->required();
+  sub->add_option("--db", a->db, "SQLite database")->capture_default_str();
+  sub->add_option("--metric", a->metric, "busbw (GB/s) or time (us, the run's statistic)")
+      ->capture_default_str();
+  sub->add_option("--label", a->label, "Only runs with this label");
+  sub->add_option("--since", a->since, "Only runs started at or after this UTC date[Ttime]");
+  sub->add_option("--until", a->until, "Only runs started up to this UTC date[Ttime], inclusive");
+  sub->add_option("--fingerprint", a->fingerprint, "Only runs with this environment fingerprint");
+  sub->add_option("--limit", a->limit, "Only the newest N runs that measured a matching case")
+      ->capture_default_str();
+  sub->footer(kCaseSyntax);
+  sub->callback([a, &action] { action = [a] { return doHistory(*a); }; });
+}
+
+}  // namespace cb::cli

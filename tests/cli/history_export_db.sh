@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# `collbench history`, `collbench export` and `collbench db` on a database filled by real runs:
+# the trend table and its CASE patterns and filters, CSV/JSON exports that parse back with the
+# right row counts, db check/prune/vacuum with cascading deletes; one-line errors for bad input.
+# Usage: history_export_db.sh /path/to/collbench
+set -uo pipefail
+cb=${1:?usage: history_export_db.sh COLLBENCH}
+tmp=$(mktemp -d /tmp/cb_history.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+db=$tmp/cb.db
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+expect() {
+  local code=$1
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  out=$(cat "$tmp/out")
+  err=$(cat "$tmp/err")
+  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code; stdout: $out; stderr: $err"
+}
+has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $1"; }
+hasnt() { ! grep -qF -- "$2" <<<"$1" || fail "did not expect '$2' in: $1"; }
+one_line_error() {
+  [ "$(wc -l <<<"$err")" -eq 1 ] && [[ "$err" == "collbench: "* ]] ||
+    fail "expected one 'collbench: ...' line on stderr, got: $err"
+  has "$err" "$1"
+}
+
+# Three runs: 2 sizes x 2 variants x 2 placements = 8 results of 5 iterations each.
+run=(run allreduce --np 2 -b 1K -e 4K -f 4 -n 5 -w 1 --algo ring,tree --format none --db "$db")
+expect 0 "$cb" "${run[@]}" --label nightly
+expect 0 "$cb" "${run[@]}" --label nightly
+expect 0 "$cb" "${run[@]}" --label 'pr,"quoted"'
+
+# history: one block per case, runs oldest first, a sparkline of 3 bars.
+expect 0 "$cb" history allreduce:ring/local:float:sum:1K:out:2 --db "$db"
+has "$out" "# allreduce:ring/local:float:sum:1K:out:2   busbw (GB/s)"
+has "$out" "3 run(s)"
+has "$out" "vs prev"
+[ "$(grep -cE '^ +[123] +20[0-9]{2}-' <<<"$out")" -eq 3 ] || fail "history rows: $out"
+grep -qE '[▁▂▃▄▅▆▇█]{3}' <<<"$out" || fail "no sparkline: $out"
+# Wildcards: every size and placement of ring = 4 cases; --label narrows the runs.
+expect 0 "$cb" history allreduce:ring/local --db "$db" --label nightly --metric time
+[ "$(grep -c '^# allreduce:ring/local' <<<"$out")" -eq 4 ] || fail "ring cases: $out"
+has "$out" "time (us, median)"
+hasnt "$out" "quoted"
+expect 0 "$cb" history 'allreduce::float:sum:4K:in' --db "$db" --limit 1
+[ "$(grep -c '^# allreduce:' <<<"$out")" -eq 2 ] || fail "4K in-place cases: $out"
+[ "$(grep -cE '^ +3 +20' <<<"$out")" -eq 2 ] || fail "--limit 1 keeps the newest run: $out"
+expect 0 "$cb" history allgather --db "$db"
+has "$out" "no stored results match allgather"
+expect 2 "$cb" history allreduce::::1Q --db "$db"
+one_line_error "CASE 'allreduce::::1Q'"
+expect 2 "$cb" history allreduce --db "$db" --since yesterday
+one_line_error "--since 'yesterday'"
+expect 2 "$cb" history allreduce --db "$db" --metric algbw
+one_line_error "--metric 'algbw'"
+
+# export: CSV and JSON of runs, results and samples parse back with the expected counts.
+expect 0 "$cb" export runs --db "$db"
+python3 - "$tmp/out" <<'EOF' || fail "runs CSV"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert len(rows) == 3, rows
+assert rows[2]["label"] == 'pr,"quoted"', rows[2]["label"]
+assert rows[0]["status"] == "ok" and rows[0]["world_size"] == "2"
+EOF
+expect 0 "$cb" export results --db "$db" --run 2 --format json -o "$tmp/results.json"
+python3 - "$tmp/results.json" <<'EOF' || fail "results JSON"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert len(rows) == 8, len(rows)
+assert all(r["run_id"] == 2 for r in rows)
+assert all(isinstance(r["busbw"], float) and r["iterations"] == 5 for r in rows)
+EOF
+expect 0 "$cb" export samples --db "$db" --run last -o "$tmp/samples.csv"
+python3 - "$tmp/samples.csv" <<'EOF' || fail "samples CSV"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert len(rows) == 8 * 5, len(rows)  # combined times only
+assert all(r["rank"] == "" and float(r["time_us"]) > 0 for r in rows)
+EOF
+expect 0 "$cb" export samples --db "$db" --run 1 --per-rank
+[ "$(grep -c . <<<"$out")" -eq $((1 + 8 * 5 * 3)) ] || fail "per-rank CSV rows: $(grep -c . <<<"$out")"
+expect 0 "$cb" export samples --db "$db" --run 1 --per-rank --format json
+python3 -c 'import json,sys; r=json.load(sys.stdin); assert len(r)==8 and len(r[0]["rank_samples_us"])==2' <<<"$out" ||
+  fail "per-rank JSON"
+expect 2 "$cb" export everything --db "$db"
+one_line_error "export 'everything'"
+expect 2 "$cb" export runs --db "$db" --run 42
+one_line_error "no run 42"
+expect 2 "$cb" export runs --db "$db" --format xml
+one_line_error "--format 'xml'"
+
+# db check: ok, counts.
+expect 0 "$cb" db check --db "$db"
+has "$out" "# schema version: 1"
+has "$out" "# runs          : 3 (ok 3)"
+has "$out" "# results       : 24"
+has "$out" "# samples       : 24 (per rank: 48)"
+has "$out" "integrity: ok"
+# prune: dry run changes nothing; keep-last 1 deletes 2 runs with all their rows.
+expect 0 "$cb" db prune --db "$db" --keep-last 1 --dry-run
+has "$out" "would delete 2 run(s) (16 results with their samples): 2, 1"
+expect 0 "$cb" db check --db "$db"
+has "$out" "# runs          : 3 (ok 3)"
+expect 0 "$cb" db prune --db "$db" --keep-last 1
+has "$out" "deleted 2 run(s)"
+expect 0 "$cb" db check --db "$db"
+has "$out" "# runs          : 1 (ok 1)"
+has "$out" "# results       : 8"
+has "$out" "# samples       : 8 (per rank: 16)"
+has "$out" "integrity: ok"
+expect 0 "$cb" db prune --db "$db" --before 2000-01-01
+has "$out" "nothing to prune"
+expect 0 "$cb" db vacuum --db "$db"
+has "$out" "vacuumed '$db'"
+expect 0 "$cb" runs --db "$db"
+has "$out" "quoted"
+expect 2 "$cb" db prune --db "$db"
+one_line_error "--keep-last N or --before DATE"
+expect 2 "$cb" db prune --db "$db" --before soon
+one_line_error "--before 'soon'"
+expect 2 "$cb" db check --db "$tmp/missing.db"
+one_line_error "no database at"
+expect 2 "$cb" db --db "$db"
+# A damaged file: check reports it (open's quick check or the full check), never exit 0.
+cp "$db" "$tmp/bad.db"
+pages=$(($(stat -c %s "$tmp/bad.db") / 4096))
+for ((p = 1; p < pages; p++)); do
+  printf 'garbage garbage garbage' | dd of="$tmp/bad.db" bs=1 seek=$((p * 4096 + 8)) conv=notrunc 2>/dev/null
+done
+"$cb" db check --db "$tmp/bad.db" >"$tmp/out" 2>&1
+rc=$?
+[ "$rc" -ne 0 ] || fail "db check of a damaged file exited 0: $(cat "$tmp/out")"
+
+if [ "$failures" -gt 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "history/export/db: all checks passed"
