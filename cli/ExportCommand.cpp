@@ -2,6 +2,7 @@
 // (spreadsheets, pandas, dashboards), all runs or one.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
