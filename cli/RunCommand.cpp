@@ -162,7 +162,16 @@ int doRun(const RunOptions& o) {
     try {
       summary = runSweep(comm, sweep, sink);
     } catch (...) {
-      if (rs.store) rs.store->finishRun(rs.runId, RunStatus::kFailed);
+      // A signal that arrived mid-collective surfaces as an InterruptedError, or as a peer's
+      // failure when the launcher stops the other ranks first: either way the run was
+      // interrupted, and what it measured is kept.
+      bool interrupted = interruptRequested();
+      if (rs.store) {
+        rs.store->finishRun(rs.runId, interrupted ? RunStatus::kInterrupted : RunStatus::kFailed);
+      }
+      if (interrupted) {
+        throw InterruptedError(fmt::format("interrupted by signal {}", interruptSignal()));
+      }
       throw;
     }
     if (!root) return;
