@@ -168,18 +168,36 @@ void checkOptions(const Communicator& comm, const SweepOptions& o, const Registr
              std::find(o.variants.begin(), o.variants.end(), "all") != o.variants.end();
   if (!all) {
     for (const auto& name : o.variants) {
-      bool found = false;
-      for (Collective c : o.collectives) found = found || registry.find(c, name);
-      if (!found) {
-        std::string known;
+      std::vector<const VariantInfo*> matches;
+      for (Collective c : o.collectives) {
+        if (const auto* v = registry.find(c, name)) matches.push_back(v);
+      }
+      if (matches.empty()) {
+        std::vector<std::string> known;
         for (Collective c : o.collectives) {
           for (const auto* v : registry.forCollective(c)) {
-            if (known.find(v->name) == std::string::npos)
-              known += (known.empty() ? "" : ", ") + v->name;
+            if (std::find(known.begin(), known.end(), v->name) == known.end()) {
+              known.push_back(v->name);
+            }
           }
         }
         throw UsageError(fmt::format("unknown algorithm '{}' for {} (known: {})", name,
-                                     collectiveName(o.collectives.front()), known));
+                                     collectiveName(o.collectives.front()),
+                                     fmt::join(known, ", ")));
+      }
+      // A variant asked for by name that can't run in this world at all is an environment
+      // error (one line, exit 2), not a table of "unsupported" rows.
+      std::optional<std::string> why;
+      bool anyUsable = false;
+      for (const auto* v : matches) {
+        CollArgs probe{v->coll, o.dtypes.front(), o.ops.front(), o.root,
+                       countForBytes(v->coll, o.dtypes.front(), o.maxBytes, comm.size())};
+        auto reason = v->unsupported ? v->unsupported(comm, probe, o.variantOptions) : std::nullopt;
+        if (!reason) anyUsable = true;
+        if (reason && !why) why = reason;
+      }
+      if (!anyUsable) {
+        throw EnvironmentError(fmt::format("{} can't run here: {}", name, *why));
       }
     }
   }

@@ -30,8 +30,13 @@ int doList(const ListOptions& o) {
       for (const auto* v : reg.forCollective(c)) {
         CollArgs args{c, DataType::kFloat, RedOp::kSum, 0, 1024};
         auto why = v->unsupported ? v->unsupported(comm, args, vo) : std::nullopt;
-        lines.push_back(fmt::format("  {:<14} {:<5} {:<11} {}", v->name, v->backend,
-                                    why ? "unusable" : "usable", v->description));
+        // GPU variants are in the binary even where no device is: say "built" so users know
+        // it is the machine, not the build.
+        std::string state = !why                               ? "usable"
+                            : v->memory == MemoryKind::kDevice ? "built, no usable device"
+                                                               : "unusable";
+        lines.push_back(
+            fmt::format("  {:<14} {:<5} {:<11} {}", v->name, v->backend, state, v->description));
         if (!v->constraints.empty()) {
           lines.push_back(fmt::format("  {:<32} constraints: {}", "", v->constraints));
         }
