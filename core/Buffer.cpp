@@ -1,11 +1,11 @@
 #include "core/Buffer.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <fmt/format.h>
-#include <new>
 #include <unistd.h>
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 #include <utility>
 
 #include "core/Error.h"

@@ -1,8 +1,8 @@
 #include "core/Collective.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
-#include <fmt/format.h>
 
 #include "core/Error.h"
 #include "core/Text.h"
@@ -10,10 +10,10 @@
 namespace cb {
 namespace {
 
-constexpr std::array<Collective, 7> kAll{
-    Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
-    Collective::kBroadcast, Collective::kReduce,    Collective::kAllToAll,
-    Collective::kSendRecv};
+constexpr std::array<Collective, 7> kAll{Collective::kAllReduce,     Collective::kAllGather,
+                                         Collective::kReduceScatter, Collective::kBroadcast,
+                                         Collective::kReduce,        Collective::kAllToAll,
+                                         Collective::kSendRecv};
 constexpr std::string_view kNames[] = {"allreduce", "allgather", "reduce_scatter", "broadcast",
                                        "reduce",    "alltoall",  "sendrecv"};
 
@@ -52,8 +52,7 @@ std::vector<Collective> parseCollectiveList(std::string_view s) {
 }
 
 bool hasReduction(Collective c) {
-  return c == Collective::kAllReduce || c == Collective::kReduceScatter ||
-         c == Collective::kReduce;
+  return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kReduce;
 }
 bool hasRoot(Collective c) { return c == Collective::kBroadcast || c == Collective::kReduce; }
 

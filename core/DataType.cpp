@@ -1,7 +1,7 @@
 #include "core/DataType.h"
 
-#include <array>
 #include <fmt/format.h>
+#include <array>
 
 #include "core/Error.h"
 #include "core/Text.h"
@@ -32,8 +32,8 @@ constexpr std::array<TypeInfo, 10> kTypes{{
 }};
 
 constexpr std::array<DataType, 10> kAllTypes{
-    DataType::kInt8,  DataType::kUint8,    DataType::kInt32, DataType::kUint32, DataType::kInt64,
-    DataType::kUint64, DataType::kHalf, DataType::kBFloat16, DataType::kFloat, DataType::kDouble};
+    DataType::kInt8,   DataType::kUint8, DataType::kInt32,    DataType::kUint32, DataType::kInt64,
+    DataType::kUint64, DataType::kHalf,  DataType::kBFloat16, DataType::kFloat,  DataType::kDouble};
 
 constexpr std::array<RedOp, 5> kNcclOps{RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin,
                                         RedOp::kAvg};
@@ -56,15 +56,15 @@ DataType parseDataType(std::string_view s) {
     DataType type;
   };
   static constexpr Alias kAliases[] = {
-      {"int8", DataType::kInt8},       {"char", DataType::kInt8},
-      {"uint8", DataType::kUint8},     {"int32", DataType::kInt32},
-      {"int", DataType::kInt32},       {"uint32", DataType::kUint32},
-      {"int64", DataType::kInt64},     {"uint64", DataType::kUint64},
-      {"half", DataType::kHalf},       {"float16", DataType::kHalf},
-      {"fp16", DataType::kHalf},       {"bfloat16", DataType::kBFloat16},
-      {"bf16", DataType::kBFloat16},   {"float", DataType::kFloat},
-      {"float32", DataType::kFloat},   {"fp32", DataType::kFloat},
-      {"double", DataType::kDouble},   {"float64", DataType::kDouble},
+      {"int8", DataType::kInt8},     {"char", DataType::kInt8},
+      {"uint8", DataType::kUint8},   {"int32", DataType::kInt32},
+      {"int", DataType::kInt32},     {"uint32", DataType::kUint32},
+      {"int64", DataType::kInt64},   {"uint64", DataType::kUint64},
+      {"half", DataType::kHalf},     {"float16", DataType::kHalf},
+      {"fp16", DataType::kHalf},     {"bfloat16", DataType::kBFloat16},
+      {"bf16", DataType::kBFloat16}, {"float", DataType::kFloat},
+      {"float32", DataType::kFloat}, {"fp32", DataType::kFloat},
+      {"double", DataType::kDouble}, {"float64", DataType::kDouble},
       {"fp64", DataType::kDouble},
   };
   for (const auto& a : kAliases) {

@@ -1,8 +1,8 @@
 #include "core/Stats.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <vector>
 
 #include "core/Error.h"

@@ -48,9 +48,9 @@ struct Phase {
 
 // Alpha-beta-gamma cost on the critical path: time ~ alpha*messages + beta*bytes + gamma*reduced.
 struct Cost {
-  double messages = 0;       // latency terms (communication rounds with a message)
-  double bytes = 0;          // bytes on the critical path (largest message of each round)
-  double reducedBytes = 0;   // bytes combined by reductions on the critical path
+  double messages = 0;      // latency terms (communication rounds with a message)
+  double bytes = 0;         // bytes on the critical path (largest message of each round)
+  double reducedBytes = 0;  // bytes combined by reductions on the critical path
 };
 
 struct Schedule {
