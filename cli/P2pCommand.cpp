@@ -1,0 +1,264 @@
+// `collbench p2p latency|bw|bibw`: point-to-point links with the OSU micro-benchmarks'
+// definitions, over every transport (and raw MPI as "mpi-native"), for one pair of ranks or all of
+// them; OSU-like tables, a side-by-side view of the transports, a matrix of the links, and every
+// point stored in the database like a collective's (collective = test name, variant = transport).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "bench/P2p.h"
+#include "bench/P2pReport.h"
+#include "cli/Command.h"
+#include "cli/RunContext.h"
+#include "core/Error.h"
+#include "core/Interrupt.h"
+#include "core/Size.h"
+#include "core/Text.h"
+
+namespace cb::cli {
+namespace {
+
+struct P2pCliOptions {
+  std::string test;
+  std::string minBytes, maxBytes;  // "" = OSU's defaults
+  double stepFactor = 2;
+  int iters = 0, warmup = -1, window = 64;
+  std::string transport = "all";
+  std::string pair;
+  bool allPairs = false;
+  std::string matrixSize;
+  std::string stat = "median";
+  double timeout = 300;
+  std::string db = "collbench.db";
+  bool noDb = false;
+  std::string label;
+  WorldOptions world;
+};
+
+P2pOptions toP2p(const P2pCliOptions& c) {
+  P2pOptions o = p2pDefaults(parseP2pTest(c.test));
+  if (!c.minBytes.empty()) o.minBytes = parseSize(c.minBytes);
+  if (!c.maxBytes.empty()) o.maxBytes = parseSize(c.maxBytes);
+  o.stepFactor = c.stepFactor;
+  o.iterations = c.iters;
+  o.warmup = c.warmup;
+  o.window = c.window;
+  o.transports = parseP2pTransports(c.transport);
+  o.timeoutSeconds = c.timeout;
+  o.statistic = parseStatistic(c.stat);
+  if (c.iters < 0) throw UsageError("-n must not be negative (0: OSU's iteration counts)");
+  if (c.warmup < -1) throw UsageError("-w must not be negative");
+  if (c.window < 1) throw UsageError(fmt::format("-W {} must be at least 1", c.window));
+  if (c.stepFactor < 1) throw UsageError(fmt::format("-f {} must be >= 1", c.stepFactor));
+  if (o.minBytes > o.maxBytes) {
+    throw UsageError(fmt::format("minimum size {} is larger than maximum size {} (-b > -e)",
+                                 o.minBytes, o.maxBytes));
+  }
+  if (c.timeout <= 0) throw UsageError("-T must be positive");
+  if (!c.pair.empty() && c.allPairs) throw UsageError("--pair and --all-pairs exclude each other");
+  if (!c.pair.empty()) o.pairs = {parseRankPair(c.pair)};
+  return o;
+}
+
+// The size of the --all-pairs matrix: the one asked for (which must be measured), else the largest
+// measured size up to 8 B for latency and 1 MiB for bandwidth (the smallest size if none is).
+uint64_t matrixBytes(const P2pCliOptions& c, const P2pOptions& o) {
+  std::vector<uint64_t> sizes = p2pSizes(o);
+  if (!c.matrixSize.empty()) {
+    uint64_t want = parseSize(c.matrixSize);
+    if (std::find(sizes.begin(), sizes.end(), want) == sizes.end()) {
+      throw UsageError(fmt::format("--matrix-size {} is not one of the measured sizes ({}..{})",
+                                   c.matrixSize, sizes.front(), sizes.back()));
+    }
+    return want;
+  }
+  uint64_t target = o.test == P2pTest::kLatency ? 8 : uint64_t{1} << 20;
+  uint64_t pick = sizes.front();
+  for (uint64_t s : sizes) {
+    if (s <= target) pick = s;
+  }
+  return pick;
+}
+
+ResultRecord toRecord(const P2pPoint& p, int64_t runId, Statistic statistic) {
+  ResultRecord r;
+  r.runId = runId;
+  r.collective = std::string(p2pTestName(p.test));
+  r.variant = p2pVariantLabel(p.transport, p.pair);
+  r.dtype = "uint8";
+  r.op = "none";
+  r.root = -1;
+  r.sizeBytes = p.bytes;
+  r.count = p.bytes;
+  r.placement = "out";
+  r.nranks = 2;
+  r.status = p.status;
+  r.message = p.message;
+  r.iterations = p.iterations;
+  r.statistic = std::string(statisticName(statistic));
+  r.timeUs = p.timeSeconds * 1e6;
+  r.medianUs = p.summary.median * 1e6;
+  r.meanUs = p.summary.mean * 1e6;
+  r.minUs = p.summary.min * 1e6;
+  r.maxUs = p.summary.max * 1e6;
+  r.p99Us = p.summary.p99 * 1e6;
+  r.cv = p.summary.cv;
+  r.algbw = r.busbw = p.bandwidthGBs;
+  r.wrong = p.wrong;
+  for (double s : p.samples) r.samplesUs.push_back(s * 1e6);
+  for (double s : p.rankSamples) r.rankSamplesUs.push_back(s * 1e6);
+  return r;
+}
+
+std::string iterationsText(const P2pOptions& o) {
+  auto part = [&](int n, int w) { return fmt::format("{} timed + {} warm-up", n, w); };
+  if (o.iterations > 0 && o.warmup >= 0) return part(o.iterations, o.warmup);
+  const uint64_t small = kOsuLargeMessage, large = kOsuLargeMessage + 1;
+  auto n = [&](uint64_t b) { return o.iterations > 0 ? o.iterations : osuIterations(o.test, b); };
+  auto w = [&](uint64_t b) { return o.warmup >= 0 ? o.warmup : osuWarmup(o.test, b); };
+  return fmt::format(
+      "{} up to {} B, {} above ({})", part(n(small), w(small)), small, part(n(large), w(large)),
+      o.iterations == 0 && o.warmup < 0 ? "OSU's counts" : "OSU's where -n/-w unset");
+}
+
+void printDescription(std::FILE* out, const P2pOptions& o, bool allPairs, uint64_t matrix) {
+  std::vector<uint64_t> sizes = p2pSizes(o);
+  fmt::print(out, "# p2p {}: OSU's definition ({})\n", p2pTestName(o.test),
+             o.test == P2pTest::kLatency ? "ping-pong; latency = round trip / 2"
+             : o.test == P2pTest::kBw
+                 ? fmt::format("window of {} non-blocking sends, then a 4-byte ack; bandwidth = "
+                               "size * window / time",
+                               o.window)
+                 : fmt::format("windows of {} sends both ways at once; bandwidth = 2 * size * "
+                               "window / time",
+                               o.window));
+  if (o.test != P2pTest::kLatency) {
+    fmt::print(out, "# bandwidth in GB/s = 1e9 bytes/s (OSU prints MB/s = 1e6 bytes/s)\n");
+  }
+  fmt::print(out, "# sizes {}..{} B (x{:g}); {}\n", sizes.front(), sizes.back(), o.stepFactor,
+             iterationsText(o));
+  fmt::print(out,
+             "# time = {} over iterations of the initiating rank's samples ({}; OSU reports the "
+             "mean: --stat mean); both ranks' samples are stored\n",
+             statisticName(o.statistic),
+             o.test == P2pTest::kLatency ? "round trip / 2" : "window time / window");
+  if (allPairs) {
+    fmt::print(out, "# all {} pairs, one after another (the other ranks wait); matrix at {} B\n",
+               o.pairs.size(), matrix);
+  }
+}
+
+int doP2p(const P2pCliOptions& c) {
+  P2pOptions o = toP2p(c);  // bad input fails here, before any rank starts
+  const uint64_t matrix = matrixBytes(c, o);
+  installInterruptHandlers();
+  const std::string cmdline = commandLine();
+  int exitCode = 0;
+  runInWorld(c.world, [&](Communicator& comm) {
+    P2pOptions mine = o;
+    if (c.allPairs) mine.pairs = allRankPairs(comm.size());
+    std::unique_ptr<P2pBench> bench;
+    try {
+      validatePairs(mine.pairs, comm.size());
+      bench = std::make_unique<P2pBench>(comm, mine);
+    } catch (const Error& e) {
+      // Every rank fails alike here: only rank 0 prints the line (one line, not one per rank).
+      bool agreed = e.kind() == ErrorKind::kUsage || e.kind() == ErrorKind::kEnvironment;
+      if (comm.rank() != 0 && agreed) {
+        exitCode = exitCodeFor(e.kind());
+        return;
+      }
+      throw;
+    }
+    RunHeader header = collectHeader(comm, c.label, cmdline);
+    RunStore rs = openRunStore(comm, c.noDb ? "" : c.db, header.record);
+    const bool root = comm.rank() == 0;
+    std::FILE* out = stdout;
+    P2pReportSet report{TextOut(out)};
+    if (root) {
+      printHeader(out, header, nullptr);
+      printDescription(out, mine, c.allPairs, matrix);
+      for (const auto& [name, why] : bench->skipped()) report.skipped(name, why);
+    }
+    P2pSink sink;
+    sink.onPoint = [&](const P2pPoint& p) {
+      report.add(p);
+      if (rs.store) rs.store->addResult(toRecord(p, rs.runId, mine.statistic));
+    };
+    sink.onPairEnd = [&](RankPair pair) { report.pairEnd(pair); };
+    P2pSummary summary;
+    try {
+      summary = bench->run(sink);
+    } catch (const Error& e) {
+      if (rs.store) {
+        rs.store->finishRun(rs.runId, e.kind() == ErrorKind::kInterrupted ? RunStatus::kInterrupted
+                                                                          : RunStatus::kFailed);
+      }
+      throw;
+    } catch (...) {
+      if (rs.store) rs.store->finishRun(rs.runId, RunStatus::kFailed);
+      throw;
+    }
+    if (!root) return;
+    report.finish(comm.size(), matrix);
+    RunStatus status = summary.interrupted ? RunStatus::kInterrupted : RunStatus::kOk;
+    if (rs.store) {
+      rs.store->finishRun(rs.runId, status);
+      fmt::print(out, "# stored as run {} in {}\n", rs.runId, c.db);
+    }
+    if (summary.interrupted) {
+      exitCode = 130;
+    } else if (summary.wrongTotal > 0) {
+      fmt::print(stderr, "collbench: verification failed: {} byte(s) received wrong\n",
+                 summary.wrongTotal);
+      exitCode = 1;
+    }
+  });
+  return exitCode;
+}
+
+}  // namespace
+
+void setupP2pCommand(CLI::App& app, Action& action) {
+  auto o = std::make_shared<P2pCliOptions>();
+  auto* sub = app.add_subcommand(
+      "p2p",
+      "Point-to-point links with the OSU definitions (latency, bw, bibw) over every transport "
+      "and raw MPI; results go to the database");
+  sub->add_option("test", o->test, "latency (ping-pong / 2), bw (window + ack), bibw (both ways)")
+      ->required();
+  sub->add_option("-b,--minbytes", o->minBytes,
+                  "Minimum size (K/M/G: binary; default 0 for latency, 1 for bw/bibw, as OSU)");
+  sub->add_option("-e,--maxbytes", o->maxBytes, "Maximum size (default 4M, as OSU)");
+  sub->add_option("-f,--stepfactor", o->stepFactor, "Multiplication factor between sizes")
+      ->capture_default_str();
+  sub->add_option("-n,--iters", o->iters,
+                  "Timed iterations per point (default: OSU's, 10000/1000 latency and 100/20 "
+                  "bandwidth up to / above 8 KiB)");
+  sub->add_option("-w,--warmup_iters", o->warmup,
+                  "Warm-up iterations per point (default: OSU's, 100/10 latency, 10/2 bandwidth)");
+  sub->add_option("-W,--window", o->window, "Messages per window (bw, bibw)")
+      ->capture_default_str();
+  sub->add_option("--transport", o->transport,
+                  "local, mpi, shm, ucx, mpi-native (MPI_Isend/Irecv as OSU), a list, or all")
+      ->capture_default_str();
+  sub->add_option("--pair", o->pair, "The two ranks A,B to measure (A initiates; default 0,1)");
+  sub->add_flag("--all-pairs", o->allPairs,
+                "Measure every pair i<j one after another and print a matrix of the links");
+  sub->add_option("--matrix-size", o->matrixSize,
+                  "Size of the --all-pairs matrix (default: 8 B for latency, 1M for bandwidth)");
+  sub->add_option("--stat", o->stat, "Statistic over iterations: median mean min max p99")
+      ->capture_default_str();
+  sub->add_option("-T,--timeout", o->timeout, "Deadline in seconds for any single exchange")
+      ->capture_default_str();
+  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
+  sub->add_flag("--no-db", o->noDb, "Do not store the run");
+  sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
+  sub->add_option("--np", o->world.np,
+                  "Ranks of the local world (threads; default: cores, at least 2)");
+  sub->callback([o, &action] { action = [o] { return doP2p(*o); }; });
+}
+
+}  // namespace cb::cli

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# `collbench p2p`: latency over every transport under mpirun -np 2 lands in the database (one row
+# per transport and size, shown by `collbench show`); bw and bibw in a local world; --all-pairs
+# prints a matrix; bad input (pair out of range, same rank twice, a world of one rank, an unknown
+# transport or test) exits 2 with one line.
+# Usage: p2p.sh /path/to/collbench   (CB_MPIRUN comes from CTest; default: mpirun on the PATH)
+set -uo pipefail
+cb=${1:?usage: p2p.sh COLLBENCH}
+mpirun=${CB_MPIRUN:-mpirun}
+tmp=$(mktemp -d /tmp/cb_p2p.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+db=$tmp/x.db
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# expect CODE CMD...: runs CMD, keeps stdout in $out and stderr in $err, checks the exit code.
+expect() {
+  local code=$1
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  out=$(cat "$tmp/out")
+  err=$(cat "$tmp/err")
+  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code; stderr: $err"
+}
+has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $1"; }
+one_line() {
+  [ "$(grep -c . <<<"$1")" -eq 1 ] || fail "expected one line on stderr, got: $1"
+}
+
+# Under mpirun: every transport usable in an MPI world, sizes 0 .. 64 KiB (18 sizes).
+expect 0 "$mpirun" --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none \
+  -np 2 "$cb" p2p latency -e 64K --transport all --db "$db"
+has "$out" "# Size            Latency (us)"
+has "$out" "# Side by side: latency (us), pair 0 -> 1"
+has "$out" "# transport local skipped"
+has "$out" "# stored as run 1 in $db"
+expect 0 "$cb" show 1 --db "$db"
+has "$out" "# latency  uint8  none"
+for t in mpi shm ucx mpi-native; do
+  rows=$(grep -cE "^ *[0-9]+ +[0-9]+ +$t +out +" <<<"$out")
+  [ "$rows" -eq 18 ] || fail "show lists $rows rows for $t, expected 18: $out"
+done
+# Every stored row is ok, checked (#wrong 0) and has a positive time.
+bad=$(grep -E "^ *[0-9]+ +[0-9]+ +(mpi|shm|ucx|mpi-native) " <<<"$out" |
+  awk '$5 <= 0 || $8 != 0' | head -3)
+[ -z "$bad" ] || fail "rows with no time or wrong bytes: $bad"
+expect 0 "$cb" runs --db "$db"
+has "$out" "latency"
+
+# A local world: bw and bibw over the local transport, stored as runs 2 and 3.
+expect 0 "$cb" p2p bw --np 2 -e 64K -n 5 -w 1 --transport local --db "$db"
+has "$out" "# Size        Bandwidth (GB/s)"
+has "$out" "bandwidth in GB/s = 1e9 bytes/s"
+expect 0 "$cb" p2p bibw --np 2 -b 1K -e 8K -n 5 --transport local --db "$db"
+expect 0 "$cb" show 3 --db "$db"
+has "$out" "# bibw  uint8  none"
+[ "$(grep -cE '^ *[0-9]+ +[0-9]+ +local +out ' <<<"$out")" -eq 4 ] || fail "bibw rows: $out"
+
+# Every pair of three thread ranks, and the matrix of the links at 8 B.
+expect 0 "$cb" p2p latency --np 3 -b 8 -e 8 -n 20 --transport local --all-pairs --no-db
+has "$out" "# Matrix: latency (us) at 8 B over local"
+has "$out" "# slowest link over local:"
+has "$out" "pair 1 -> 2"
+
+# Bad input: one line, exit 2, nothing stored.
+runs_before=$("$cb" runs --db "$db" | grep -cE '^ *[0-9]+ ')
+expect 2 "$cb" p2p latency --np 2 --pair 0,2 --db "$db"
+has "$err" "out of range for 2 ranks"
+one_line "$err"
+expect 2 "$cb" p2p latency --np 2 --pair 1,1 --db "$db"
+has "$err" "names rank 1 twice"
+one_line "$err"
+expect 2 "$cb" p2p latency --np 1 --db "$db"
+has "$err" "at least 2 ranks"
+one_line "$err"
+expect 2 "$cb" p2p latency --np 2 --transport carrier-pigeon --db "$db"
+has "$err" "unknown transport 'carrier-pigeon'"
+one_line "$err"
+expect 2 "$cb" p2p jitter --np 2 --db "$db"
+has "$err" "unknown p2p test 'jitter'"
+expect 2 "$cb" p2p latency --np 2 --transport mpi-native --db "$db"
+has "$err" "mpi-native needs an MPI world"
+one_line "$err"
+expect 2 "$cb" p2p latency --np 3 --all-pairs --matrix-size 3 -e 64 --db "$db"
+has "$err" "--matrix-size 3 is not one of the measured sizes"
+expect 2 "$mpirun" --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none \
+  -np 2 "$cb" p2p latency --pair 0,2 --db "$db"
+has "$err" "out of range for 2 ranks"
+[ "$(grep -c 'collbench:' <<<"$err")" -eq 1 ] || fail "expected one error line under mpirun: $err"
+runs_after=$("$cb" runs --db "$db" | grep -cE '^ *[0-9]+ ')
+[ "$runs_before" -eq "$runs_after" ] || fail "bad input stored a run ($runs_before -> $runs_after)"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "p2p: all checks passed"
