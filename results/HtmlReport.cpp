@@ -1,0 +1,994 @@
+// The HTML report: escaping, log and linear axes, SVG charts, and the page's sections (runs, a
+// comparison of two runs, a history trend). See HtmlReport.h.
+#include "results/HtmlReport.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace cb {
+
+std::string htmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      case '\t':
+      case '\n':
+      case '\r': out += c; break;
+      default:
+        if ((static_cast<unsigned char>(c) < 0x20) || c == 0x7f) {
+          out += "\xEF\xBF\xBD";  // U+FFFD: control characters are not text
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Shortest fixed form with at most `decimals` decimals: 1.50 -> "1.5", 2.00 -> "2".
+std::string trimmedFixed(double v, int decimals) {
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string sizeTickLabel(double bytes) {
+  static constexpr const char* kUnits[] = {"", "K", "M", "G", "T", "P"};
+  int u = 0;
+  double v = bytes;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  return trimmedFixed(v, 2) + kUnits[u];
+}
+
+std::string numberTickLabel(double value) {
+  if (value == 0) return "0";
+  double a = std::fabs(value);
+  if (a >= 1e4 || a < 1e-3) {
+    // "1.50e+06" -> "1.5e6", "2.00e-05" -> "2e-5".
+    std::string s = fmt::format("{:.2e}", value);
+    size_t e = s.find('e');
+    std::string mantissa = s.substr(0, e);
+    while (mantissa.back() == '0') mantissa.pop_back();
+    if (mantissa.back() == '.') mantissa.pop_back();
+    char sign = s[e + 1];
+    std::string digits = s.substr(e + 2);
+    while (digits.size() > 1 && digits[0] == '0') digits.erase(0, 1);
+    return mantissa + "e" + (sign == '-' ? "-" : "") + digits;
+  }
+  return fmt::format("{:.6g}", value);
+}
+
+std::string microsTickLabel(double us) {
+  double a = std::fabs(us);
+  if (a == 0 || a < 1e3) return numberTickLabel(us) + " us";
+  if (a < 1e6) return numberTickLabel(us / 1e3) + " ms";
+  return numberTickLabel(us / 1e6) + " s";
+}
+
+// ---- axes ----
+
+LogScale::LogScale(double lo, double hi, double p0, double p1, int base, int maxTicks)
+    : p0_(p0), p1_(p1), base_(base), maxTicks_(maxTicks) {
+  double lb = std::log(static_cast<double>(base));
+  // The small tolerances keep exact powers (1024 in base 2) on their own exponent.
+  int eLo = static_cast<int>(std::floor(std::log(lo) / lb + 1e-9));
+  int eHi = static_cast<int>(std::ceil(std::log(hi) / lb - 1e-9));
+  if (eHi <= eLo) {
+    --eLo;
+    eHi = eLo + 2;
+  }
+  lo_ = std::pow(base, eLo);
+  hi_ = std::pow(base, eHi);
+}
+
+double LogScale::pixel(double value) const {
+  double f = (std::log(value) - std::log(lo_)) / (std::log(hi_) - std::log(lo_));
+  return p0_ + f * (p1_ - p0_);
+}
+
+std::vector<AxisTick> LogScale::ticks(TickFormat format) const {
+  double lb = std::log(static_cast<double>(base_));
+  int eLo = static_cast<int>(std::lround(std::log(lo_) / lb));
+  int eHi = static_cast<int>(std::lround(std::log(hi_) / lb));
+  auto onStep = [](int e, int step) { return ((e % step) + step) % step == 0; };
+  int step = 1;
+  for (int candidate : {1, 2, 5, 10, 20, 50}) {
+    step = candidate;
+    int count = 0;
+    for (int e = eLo; e <= eHi; ++e) count += onStep(e, candidate) ? 1 : 0;
+    if (count <= maxTicks_) break;
+  }
+  std::vector<double> values;
+  for (int e = eLo; e <= eHi; ++e) {
+    if (onStep(e, step)) values.push_back(std::pow(base_, e));
+  }
+  if (base_ == 10 && eHi - eLo <= 2) {
+    for (int e = eLo; e < eHi; ++e) {
+      values.push_back(2 * std::pow(10.0, e));
+      values.push_back(5 * std::pow(10.0, e));
+    }
+  }
+  std::sort(values.begin(), values.end());
+  std::vector<AxisTick> ticks;
+  for (double v : values) {
+    std::string label = format == TickFormat::kBytes    ? sizeTickLabel(v)
+                        : format == TickFormat::kMicros ? microsTickLabel(v)
+                                                        : numberTickLabel(v);
+    ticks.push_back({v, pixel(v), std::move(label)});
+  }
+  return ticks;
+}
+
+LinearScale::LinearScale(double lo, double hi, double p0, double p1, int maxTicks)
+    : p0_(p0), p1_(p1) {
+  double from = std::min(0.0, lo);
+  double to = std::max(hi, from);
+  if (to <= from) to = from + 1;
+  double raw = (to - from) / std::max(1, maxTicks);
+  double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  step_ = 10 * magnitude;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * magnitude >= raw * (1 - 1e-9)) {
+      step_ = m * magnitude;
+      break;
+    }
+  }
+  lo_ = std::floor(from / step_ + 1e-9) * step_;
+  hi_ = std::ceil(to / step_ - 1e-9) * step_;
+  if (hi_ <= lo_) hi_ = lo_ + step_;
+}
+
+double LinearScale::pixel(double value) const {
+  return p0_ + (value - lo_) / (hi_ - lo_) * (p1_ - p0_);
+}
+
+std::vector<AxisTick> LinearScale::ticks() const {
+  std::vector<AxisTick> ticks;
+  long n = std::lround((hi_ - lo_) / step_);
+  for (long i = 0; i <= n; ++i) {
+    double v = lo_ + static_cast<double>(i) * step_;
+    if (std::fabs(v) < step_ * 1e-9) v = 0;
+    ticks.push_back({v, pixel(v), numberTickLabel(v)});
+  }
+  return ticks;
+}
+
+// ---- charts ----
+
+namespace {
+
+// Tableau 10: distinguishable, and readable on white.
+constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+constexpr int kPaletteSize = static_cast<int>(std::size(kPalette));
+
+const char* paletteColor(int index) {
+  return kPalette[((index % kPaletteSize) + kPaletteSize) % kPaletteSize];
+}
+
+std::string px(double v) { return fmt::format("{:.1f}", v); }
+
+bool isLog(AxisKind k) {
+  return k == AxisKind::kLog || k == AxisKind::kLogBytes || k == AxisKind::kLogMicros;
+}
+
+// One axis of a chart, whichever kind, mapping values to pixels.
+class Axis {
+ public:
+  Axis(AxisKind kind, double lo, double hi, double p0, double p1, size_t categories)
+      : kind_(kind), p0_(p0), p1_(p1), categories_(categories) {
+    if (isLog(kind)) {
+      log_.emplace(lo, hi, p0, p1, kind == AxisKind::kLogBytes ? 2 : 10);
+    } else if (kind == AxisKind::kLinear) {
+      linear_.emplace(lo, hi, p0, p1);
+    } else {
+      categories_ = std::max<size_t>(categories_, static_cast<size_t>(std::max(0.0, hi)) + 1);
+    }
+  }
+  double pixel(double v) const {
+    if (log_) return log_->pixel(v);
+    if (linear_) return linear_->pixel(v);
+    // Categories sit in the middle of equal slots.
+    return p0_ + (v + 0.5) / static_cast<double>(categories_) * (p1_ - p0_);
+  }
+  std::vector<AxisTick> ticks(const std::vector<std::string>& labels) const {
+    if (log_) {
+      return log_->ticks(kind_ == AxisKind::kLogBytes    ? TickFormat::kBytes
+                         : kind_ == AxisKind::kLogMicros ? TickFormat::kMicros
+                                                         : TickFormat::kNumber);
+    }
+    if (linear_) return linear_->ticks();
+    // At most 12 labels: every k-th category.
+    size_t every = (categories_ + 11) / 12;
+    std::vector<AxisTick> ticks;
+    for (size_t i = 0; i < categories_; i += every) {
+      double v = static_cast<double>(i);
+      ticks.push_back({v, pixel(v), i < labels.size() ? labels[i] : std::to_string(i)});
+    }
+    return ticks;
+  }
+
+ private:
+  AxisKind kind_;
+  double p0_, p1_;
+  size_t categories_;
+  std::optional<LogScale> log_;
+  std::optional<LinearScale> linear_;
+};
+
+std::string valueText(AxisKind kind, double v, const std::vector<std::string>& categories) {
+  switch (kind) {
+    case AxisKind::kLogBytes:
+      return v < 1024 ? fmt::format("{} B", v) : fmt::format("{} ({} B)", sizeTickLabel(v), v);
+    case AxisKind::kLogMicros: return fmt::format("{:.4g} us", v);
+    case AxisKind::kCategory: {
+      auto i = static_cast<size_t>(v);
+      return i < categories.size() ? categories[i] : fmt::format("{}", v);
+    }
+    default: return fmt::format("{:.4g}", v);
+  }
+}
+
+bool plottable(AxisKind kind, double v) {
+  return std::isfinite(v) && (!isLog(kind) || v > 0) && (kind != AxisKind::kCategory || v >= 0);
+}
+
+}  // namespace
+
+std::string renderSvgChart(const ChartSpec& spec) {
+  // Points each axis can show, per series, sorted by x.
+  std::vector<std::vector<std::pair<double, double>>> kept(spec.series.size());
+  double xLo = std::numeric_limits<double>::infinity(), xHi = -xLo, yLo = xLo, yHi = -xLo;
+  for (size_t i = 0; i < spec.series.size(); ++i) {
+    for (auto [x, y] : spec.series[i].points) {
+      if (!plottable(spec.x, x) || !plottable(spec.y, y)) continue;
+      kept[i].emplace_back(x, y);
+      xLo = std::min(xLo, x);
+      xHi = std::max(xHi, x);
+      yLo = std::min(yLo, y);
+      yHi = std::max(yHi, y);
+    }
+    std::stable_sort(kept[i].begin(), kept[i].end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  if (!(xLo <= xHi)) {
+    return fmt::format(
+        "<div class=\"nodata\"><b>{}</b><br>nothing to plot (no positive values)</div>\n",
+        htmlEscape(spec.title));
+  }
+  const double left = 70, right = 16, top = 30, bottom = 52;
+  const double w = spec.width, h = spec.height;
+  const double x0 = left, x1 = w - right, y0 = h - bottom, y1 = top;
+  Axis xAxis(spec.x, xLo, xHi, x0, x1, spec.categories.size());
+  Axis yAxis(spec.y, yLo, yHi, y0, y1, 0);
+
+  std::string title = htmlEscape(spec.title);
+  std::string out = fmt::format(
+      "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {0} {1}\" "
+      "width=\"{0}\" height=\"{1}\" role=\"img\" aria-label=\"{2}\">\n<title>{2}</title>\n"
+      "<text class=\"chart-title\" x=\"{3}\" y=\"18\" text-anchor=\"middle\">{2}</text>\n"
+      "<rect class=\"frame\" x=\"{4}\" y=\"{5}\" width=\"{6}\" height=\"{7}\"/>\n",
+      spec.width, spec.height, title, px(w / 2), px(x0), px(y1), px(x1 - x0), px(y0 - y1));
+
+  out += "<g class=\"grid\">";
+  std::string xLabels, yLabels;
+  for (const AxisTick& t : xAxis.ticks(spec.categories)) {
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", px(t.pixel), px(y1),
+                       px(y0 + 4));
+    xLabels += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", px(t.pixel),
+                           px(y0 + 17), htmlEscape(t.label));
+  }
+  for (const AxisTick& t : yAxis.ticks({})) {
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>", px(x0 - 4),
+                       px(t.pixel), px(x1));
+    yLabels += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", px(x0 - 7),
+                           px(t.pixel + 4), htmlEscape(t.label));
+  }
+  out += "</g>\n";
+  out += fmt::format("<g class=\"axis x\">{}</g>\n<g class=\"axis y\">{}</g>\n", xLabels, yLabels);
+  out += fmt::format(
+      "<text class=\"axis-title\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n"
+      "<text class=\"axis-title\" transform=\"translate(16 {}) rotate(-90)\" "
+      "text-anchor=\"middle\">{}</text>\n",
+      px((x0 + x1) / 2), px(h - 10), htmlEscape(spec.xTitle), px((y0 + y1) / 2),
+      htmlEscape(spec.yTitle));
+
+  out += "<g class=\"data\">\n";
+  for (size_t i = 0; i < spec.series.size(); ++i) {
+    const ChartSeries& s = spec.series[i];
+    if (kept[i].empty()) continue;
+    const char* color = paletteColor(s.color);
+    std::string d, dots;
+    for (auto [x, y] : kept[i]) {
+      double cx = xAxis.pixel(x), cy = yAxis.pixel(y);
+      d += fmt::format("{}{},{}", d.empty() ? "M" : " L", px(cx), px(cy));
+      dots += fmt::format(
+          "<circle class=\"pt\" cx=\"{}\" cy=\"{}\" r=\"2.6\" fill=\"{}\"><title>{}: {}, "
+          "{} = {}</title></circle>",
+          px(cx), px(cy), color, htmlEscape(s.name),
+          htmlEscape(valueText(spec.x, x, spec.categories)), htmlEscape(spec.yTitle),
+          htmlEscape(valueText(spec.y, y, {})));
+    }
+    out += fmt::format(
+        "<g class=\"series\" data-series=\"{}\"><path class=\"line\" d=\"{}\" stroke=\"{}\"{}/>"
+        "{}</g>\n",
+        htmlEscape(s.key), d, color, s.dashed ? " stroke-dasharray=\"6 4\"" : "", dots);
+  }
+  out += "</g>\n</svg>\n";
+  return out;
+}
+
+// ---- the page ----
+
+namespace {
+
+constexpr const char* kStyle = R"css(
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+  margin: 0 auto; max-width: 1320px; padding: 0 20px 40px; color: #222; background: #fff; }
+h1 { font-size: 1.6em; margin: 18px 0 4px; }
+h2 { font-size: 1.25em; margin: 28px 0 8px; padding-top: 10px; border-top: 2px solid #ddd; }
+h3 { font-size: 1.02em; margin: 18px 0 6px; }
+.sub, .note { color: #555; font-size: 0.9em; }
+.warn { color: #8a4b00; background: #fff4e0; padding: 6px 10px; border-radius: 4px; }
+.empty, .nodata { color: #666; font-style: italic; }
+.nodata { display: inline-block; width: 600px; padding: 20px 0; text-align: center;
+  border: 1px dashed #ccc; }
+nav a { margin-right: 12px; }
+table { border-collapse: collapse; font-size: 0.86em; margin: 6px 0; }
+th, td { border: 1px solid #ddd; padding: 2px 8px; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.meta td:first-child { color: #555; white-space: nowrap; }
+td.better { background: #e2f4e2; color: #14591a; }
+td.worse { background: #fbe3e3; color: #8b1a1a; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+svg.chart { background: #fff; font-size: 11px; }
+svg.chart .frame { fill: none; stroke: #999; }
+svg.chart .grid line { stroke: #e6e6e6; }
+svg.chart .axis text { fill: #444; }
+svg.chart .chart-title { font-size: 13px; font-weight: 600; fill: #222; }
+svg.chart .axis-title { font-size: 11.5px; fill: #333; }
+svg.chart path.line { fill: none; stroke-width: 1.8; }
+.legend { display: flex; flex-wrap: wrap; gap: 6px; margin: 4px 0; }
+.legend button { font: inherit; font-size: 0.85em; border: 1px solid #ccc; background: #fafafa;
+  border-radius: 3px; padding: 1px 8px; cursor: pointer; }
+.legend button.off { opacity: 0.4; text-decoration: line-through; }
+.swatch { display: inline-block; width: 12px; height: 3px; margin: 0 6px 3px 0;
+  vertical-align: middle; }
+details { margin: 4px 0; }
+pre { white-space: pre-wrap; word-break: break-all; font-size: 0.85em; }
+footer { margin-top: 30px; color: #666; font-size: 0.85em; }
+)css";
+
+// Legend buttons hide a series in every chart of their figure; the body attributes tell a test
+// (or a curious reader) that the script ran and how many charts have drawn content.
+constexpr const char* kScript = R"js(
+(function () {
+  'use strict';
+  var errors = 0;
+  window.addEventListener('error', function () {
+    errors += 1;
+    document.body.setAttribute('data-report-errors', String(errors));
+  });
+  function setUp() {
+    document.querySelectorAll('.legend button[data-series]').forEach(function (button) {
+      button.addEventListener('click', function () {
+        var off = button.classList.toggle('off');
+        var figure = button.closest('.figure');
+        var key = button.getAttribute('data-series');
+        figure.querySelectorAll('g.series').forEach(function (g) {
+          if (g.getAttribute('data-series') === key) g.style.display = off ? 'none' : '';
+        });
+      });
+    });
+    var charts = document.querySelectorAll('svg.chart');
+    var drawn = 0;
+    charts.forEach(function (svg) {
+      var data = svg.querySelector('g.data');
+      var box = data ? data.getBBox() : null;
+      if (box && (box.width > 0 || box.height > 0)) drawn += 1;
+    });
+    document.body.setAttribute('data-charts', String(charts.length));
+    document.body.setAttribute('data-charts-drawn', String(drawn));
+    document.body.setAttribute('data-report', errors === 0 ? 'ready' : 'errors');
+  }
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', setUp);
+  } else {
+    setUp();
+  }
+})();
+)js";
+
+struct GroupKey {
+  std::string collective, dtype, op, placement;
+  int nranks = 0;
+  auto operator<=>(const GroupKey&) const = default;
+
+  static GroupKey of(const ResultRecord& r) {
+    return {r.collective, r.dtype, r.op, r.placement, r.nranks};
+  }
+  std::string title() const {
+    std::string t = collective.empty() ? "?" : collective;
+    if (!dtype.empty()) t += " · " + dtype;
+    if (!op.empty() && op != "none") t += " · " + op;
+    if (placement == "out") {
+      t += " · out-of-place";
+    } else if (placement == "in") {
+      t += " · in-place";
+    } else if (!placement.empty()) {
+      t += " · " + placement;
+    }
+    if (nranks > 0) t += fmt::format(" · {} rank{}", nranks, nranks == 1 ? "" : "s");
+    return t;
+  }
+};
+
+struct Group {
+  GroupKey key;
+  std::vector<const ResultRecord*> results;
+  bool manyRoots = false;  // more than one root: lines are per variant and root
+};
+
+std::vector<Group> groupResults(const std::vector<ResultRecord>& all) {
+  std::vector<Group> groups;
+  for (const ResultRecord& r : all) {
+    GroupKey key = GroupKey::of(r);
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.key == key; });
+    if (it == groups.end()) {
+      groups.push_back({key, {&r}, false});
+    } else {
+      it->results.push_back(&r);
+    }
+  }
+  for (Group& g : groups) {
+    std::set<int> roots;
+    for (const ResultRecord* r : g.results) roots.insert(r->root);
+    g.manyRoots = roots.size() > 1;
+  }
+  return groups;
+}
+
+std::string lineName(const ResultRecord& r, bool manyRoots) {
+  std::string name = r.variant.empty() ? "?" : r.variant;
+  if (manyRoots && r.root >= 0) name += fmt::format(" root {}", r.root);
+  return name;
+}
+
+bool isOk(const ResultRecord& r) { return r.status == "ok"; }
+
+std::string num(double v, int decimals = 2) { return fmt::format("{:.{}f}", v, decimals); }
+
+// Colours and legend keys by line name, the same everywhere on the page.
+class Palette {
+ public:
+  int index(const std::string& name) {
+    auto [it, inserted] = indices_.try_emplace(name, static_cast<int>(indices_.size()));
+    return it->second;
+  }
+  std::string key(const std::string& name) { return fmt::format("v{}", index(name)); }
+
+ private:
+  std::map<std::string, int> indices_;
+};
+
+struct LegendEntry {
+  std::string key, name;
+  int color = 0;
+};
+
+std::string renderLegend(const std::vector<LegendEntry>& entries) {
+  std::string out = "<div class=\"legend\">";
+  for (const LegendEntry& e : entries) {
+    out += fmt::format(
+        "<button type=\"button\" data-series=\"{}\" title=\"show or hide\"><span "
+        "class=\"swatch\" style=\"background:{}\"></span>{}</button>",
+        htmlEscape(e.key), paletteColor(e.color), htmlEscape(e.name));
+  }
+  return out + "</div>\n";
+}
+
+void addLegend(std::vector<LegendEntry>& legend, LegendEntry entry) {
+  for (const LegendEntry& e : legend) {
+    if (e.key == entry.key) return;
+  }
+  legend.push_back(std::move(entry));
+}
+
+// Metadata rows; empty values are left out.
+std::string metaRow(std::string_view name, const std::string& value) {
+  if (value.empty()) return "";
+  return fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", htmlEscape(name), htmlEscape(value));
+}
+
+std::string worldText(const RunRecord& r) {
+  if (r.worldSize <= 0 && r.worldKind.empty()) return "";
+  return fmt::format("{}{}{} ranks", r.worldKind, r.worldKind.empty() ? "" : ", ", r.worldSize);
+}
+
+std::string versionsText(const RunRecord& r) {
+  std::string out;
+  auto add = [&](std::string_view name, const std::string& v) {
+    if (!v.empty()) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, v);
+  };
+  add("collbench", r.collbenchVersion);
+  add("MPI", r.mpiVersion);
+  add("UCX", r.ucxVersion);
+  add("CUDA", r.cudaVersion);
+  add("NCCL", r.ncclVersion);
+  return out;
+}
+
+std::string runTitle(const RunRecord& r) {
+  return r.label.empty() ? fmt::format("Run #{}", r.id)
+                         : fmt::format("Run #{} — {}", r.id, r.label);
+}
+
+std::string runMeta(const RunRecord& r) {
+  std::string out = "<table class=\"meta\">\n";
+  out += metaRow("status", std::string(runStatusName(r.status)));
+  out += metaRow("started", r.startedAt);
+  out += metaRow("finished", r.finishedAt);
+  out += metaRow("label", r.label);
+  out += metaRow("source", r.source);
+  out += metaRow("command", r.commandLine);
+  out += metaRow("world", worldText(r));
+  out += metaRow("hosts", r.hosts);
+  out += metaRow("versions", versionsText(r));
+  out += metaRow("fingerprint", r.fingerprint);
+  out += "</table>\n";
+  if (!r.environmentJson.empty() && r.environmentJson != "{}") {
+    out += fmt::format("<details><summary>environment</summary><pre>{}</pre></details>\n",
+                       htmlEscape(r.environmentJson));
+  }
+  return out;
+}
+
+// busbw against size and time against size for results of one group (ok points only).
+struct SizeCharts {
+  ChartSpec busbw, latency;
+};
+
+SizeCharts sizeCharts(const std::string& title) {
+  SizeCharts c;
+  c.busbw.title = title + ": busbw";
+  c.busbw.xTitle = "size (bytes)";
+  c.busbw.yTitle = "busbw (GB/s)";
+  c.latency.title = title + ": latency";
+  c.latency.xTitle = "size (bytes)";
+  c.latency.yTitle = "time";
+  c.latency.y = AxisKind::kLogMicros;
+  return c;
+}
+
+// Appends r's point to the series `name` of `spec` (created with the given look).
+void addPoint(ChartSpec& spec, const LegendEntry& line, bool dashed, double x, double y,
+              const std::string& seriesName) {
+  auto it = std::find_if(spec.series.begin(), spec.series.end(), [&](const ChartSeries& s) {
+    return s.key == line.key && s.dashed == dashed;
+  });
+  if (it == spec.series.end()) {
+    spec.series.push_back({seriesName, line.key, line.color, dashed, {}});
+    it = spec.series.end() - 1;
+  }
+  it->points.emplace_back(x, y);
+}
+
+std::string statusNote(const std::vector<const ResultRecord*>& results) {
+  std::map<std::string, int> notOk;
+  for (const ResultRecord* r : results) {
+    if (!isOk(*r)) ++notOk[r->status];
+  }
+  if (notOk.empty()) return "";
+  std::string parts;
+  for (const auto& [status, n] : notOk) {
+    parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, status);
+  }
+  return fmt::format("<p class=\"note\">Not plotted: {} (see the table).</p>\n", htmlEscape(parts));
+}
+
+std::string resultsTable(const Group& g) {
+  bool anyRoot = std::any_of(g.results.begin(), g.results.end(),
+                             [](const ResultRecord* r) { return r->root >= 0; });
+  std::string out = fmt::format(
+      "<details><summary>table ({} point{})</summary><table class=\"data\"><tr><th>size</th>"
+      "<th>count</th><th>variant</th>{}<th>time (us)</th><th>algbw</th><th>busbw</th>"
+      "<th>#wrong</th><th>iters</th><th>status</th></tr>\n",
+      g.results.size(), g.results.size() == 1 ? "" : "s", anyRoot ? "<th>root</th>" : "");
+  for (const ResultRecord* r : g.results) {
+    bool ok = isOk(*r);
+    std::string status = ok ? "ok" : r->message.empty() ? r->status : r->status + ": " + r->message;
+    out += fmt::format(
+        "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>{}<td "
+        "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+        r->sizeBytes, r->count, htmlEscape(r->variant),
+        anyRoot
+            ? fmt::format("<td class=\"num\">{}</td>", r->root >= 0 ? std::to_string(r->root) : "-")
+            : "",
+        ok ? num(r->timeUs) : "-", ok ? num(r->algbw) : "-", ok ? num(r->busbw) : "-",
+        r->wrong < 0 ? "-" : std::to_string(r->wrong), r->iterations, htmlEscape(status));
+  }
+  return out + "</table></details>\n";
+}
+
+std::string runSection(const ReportRun& rr, Palette& palette) {
+  const RunRecord& run = rr.run;
+  std::string out = fmt::format("<section class=\"run\" id=\"run-{}\">\n<h2>{}</h2>\n", run.id,
+                                htmlEscape(runTitle(run)));
+  out += runMeta(run);
+  if (rr.results.empty()) {
+    return out + "<p class=\"empty\">No results stored for this run.</p>\n</section>\n";
+  }
+  for (const Group& g : groupResults(rr.results)) {
+    std::string title = g.key.title();
+    SizeCharts charts = sizeCharts(title);
+    std::vector<LegendEntry> legend;
+    for (const ResultRecord* r : g.results) {
+      if (!isOk(*r)) continue;
+      std::string name = lineName(*r, g.manyRoots);
+      LegendEntry line{palette.key(name), name, palette.index(name)};
+      addLegend(legend, line);
+      auto x = static_cast<double>(r->sizeBytes);
+      addPoint(charts.busbw, line, false, x, r->busbw, name);
+      addPoint(charts.latency, line, false, x, r->timeUs, name);
+    }
+    out += fmt::format("<div class=\"figure\">\n<h3>{}</h3>\n<div class=\"charts\">\n{}{}</div>\n",
+                       htmlEscape(title), renderSvgChart(charts.busbw),
+                       renderSvgChart(charts.latency));
+    out += renderLegend(legend);
+    out += statusNote(g.results);
+    out += resultsTable(g);
+    out += "</div>\n";
+  }
+  return out + "</section>\n";
+}
+
+// ---- comparison ----
+
+// What must match for two results to be the same case.
+using CaseTuple = std::tuple<GroupKey, std::string, int, uint64_t>;  // group, variant, root, size
+
+CaseTuple caseOf(const ResultRecord& r) {
+  return {GroupKey::of(r), r.variant, r.root, r.sizeBytes};
+}
+
+std::string changeCell(double base, double cand, bool higherIsBetter) {
+  if (!(base > 0) || !std::isfinite(cand)) return "<td class=\"num\">-</td>";
+  double pct = (cand - base) / base * 100;
+  double better = higherIsBetter ? pct : -pct;
+  const char* cls = better >= kHighlightPct ? " better" : better <= -kHighlightPct ? " worse" : "";
+  return fmt::format("<td class=\"num{}\">{:+.1f}%</td>", cls, pct);
+}
+
+std::string compareSection(const ReportRun& base, const ReportRun& cand, Palette& palette) {
+  const RunRecord& b = base.run;
+  const RunRecord& c = cand.run;
+  std::string out = fmt::format(
+      "<section class=\"compare\" id=\"compare\">\n<h2>Comparison: run #{} (baseline) → run #{} "
+      "(candidate)</h2>\n",
+      b.id, c.id);
+  out += "<table class=\"meta\"><tr><th></th><th>baseline</th><th>candidate</th></tr>\n";
+  auto row = [&](std::string_view name, const std::string& x, const std::string& y) {
+    if (x.empty() && y.empty()) return;
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", htmlEscape(name),
+                       htmlEscape(x), htmlEscape(y));
+  };
+  row("run", fmt::format("#{}", b.id), fmt::format("#{}", c.id));
+  row("label", b.label, c.label);
+  row("status", std::string(runStatusName(b.status)), std::string(runStatusName(c.status)));
+  row("started", b.startedAt, c.startedAt);
+  row("source", b.source, c.source);
+  row("command", b.commandLine, c.commandLine);
+  row("world", worldText(b), worldText(c));
+  row("hosts", b.hosts, c.hosts);
+  row("versions", versionsText(b), versionsText(c));
+  row("fingerprint", b.fingerprint, c.fingerprint);
+  out += "</table>\n";
+  if (b.fingerprint.empty() || c.fingerprint.empty()) {
+    out +=
+        "<p class=\"warn\">At least one run has no environment fingerprint: the two may not "
+        "have run in comparable environments.</p>\n";
+  } else if (b.fingerprint != c.fingerprint) {
+    out +=
+        "<p class=\"warn\">The environment fingerprints differ: these runs are not comparable "
+        "in the sense of <code>collbench gate</code>; the changes below mix environment and "
+        "code.</p>\n";
+  }
+  out += fmt::format(
+      "<p class=\"note\">Dashed lines: baseline #{}; solid lines: candidate #{}. Changes are of "
+      "the stored statistic; cells beyond ±{:g}% are coloured (a hint: <code>collbench "
+      "compare</code> tests significance over the samples).</p>\n",
+      b.id, c.id, kHighlightPct);
+
+  std::map<CaseTuple, const ResultRecord*> baseCases, candCases;
+  for (const ResultRecord& r : base.results) {
+    if (isOk(r)) baseCases[caseOf(r)] = &r;
+  }
+  for (const ResultRecord& r : cand.results) {
+    if (isOk(r)) candCases[caseOf(r)] = &r;
+  }
+  // Groups both runs measured, in the baseline's order.
+  std::vector<Group> baseGroups = groupResults(base.results);
+  std::vector<Group> candGroups = groupResults(cand.results);
+  std::string figures;
+  int matched = 0, better = 0, worse = 0;
+  for (const Group& g : baseGroups) {
+    auto cg = std::find_if(candGroups.begin(), candGroups.end(),
+                           [&](const Group& x) { return x.key == g.key; });
+    if (cg == candGroups.end()) continue;
+    bool manyRoots = g.manyRoots || cg->manyRoots;
+    std::string title = g.key.title();
+    SizeCharts charts = sizeCharts(title);
+    std::vector<LegendEntry> legend;
+    auto plot = [&](const Group& group, bool dashed, int64_t id) {
+      for (const ResultRecord* r : group.results) {
+        if (!isOk(*r)) continue;
+        std::string name = lineName(*r, manyRoots);
+        LegendEntry line{palette.key(name), name, palette.index(name)};
+        addLegend(legend, line);
+        std::string seriesName = fmt::format("{} (#{})", name, id);
+        auto x = static_cast<double>(r->sizeBytes);
+        addPoint(charts.busbw, line, dashed, x, r->busbw, seriesName);
+        addPoint(charts.latency, line, dashed, x, r->timeUs, seriesName);
+      }
+    };
+    plot(g, true, b.id);
+    plot(*cg, false, c.id);
+    // The group's cases both runs measured, under its charts.
+    std::string rows;
+    int cases = 0;
+    for (const ResultRecord* r : g.results) {
+      if (!isOk(*r)) continue;
+      auto it = candCases.find(caseOf(*r));
+      if (it == candCases.end()) continue;
+      const ResultRecord& n = *it->second;
+      ++cases;
+      // Better or worse by busbw when there is one, else by time.
+      double change = r->busbw > 0    ? (n.busbw - r->busbw) / r->busbw * 100
+                      : r->timeUs > 0 ? (r->timeUs - n.timeUs) / r->timeUs * 100
+                                      : 0;
+      better += change >= kHighlightPct ? 1 : 0;
+      worse += change <= -kHighlightPct ? 1 : 0;
+      rows += fmt::format(
+          "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+          "class=\"num\">{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>\n",
+          htmlEscape(lineName(*r, manyRoots)), r->sizeBytes, num(r->busbw), num(n.busbw),
+          changeCell(r->busbw, n.busbw, true), num(r->timeUs), num(n.timeUs),
+          changeCell(r->timeUs, n.timeUs, false));
+    }
+    matched += cases;
+    figures +=
+        fmt::format("<div class=\"figure\">\n<h3>{}</h3>\n<div class=\"charts\">\n{}{}</div>\n{}",
+                    htmlEscape(title), renderSvgChart(charts.busbw), renderSvgChart(charts.latency),
+                    renderLegend(legend));
+    if (cases > 0) {
+      figures += fmt::format(
+          "<table class=\"data change\"><tr><th>variant</th><th>size</th><th>busbw base</th>"
+          "<th>busbw cand</th><th>busbw change</th><th>time base (us)</th><th>time cand "
+          "(us)</th><th>time change</th></tr>\n{}</table>\n",
+          rows);
+    } else {
+      figures += "<p class=\"note\">No case of this group was measured by both runs.</p>\n";
+    }
+    figures += "</div>\n";
+  }
+  int onlyBase = 0, onlyCand = 0;
+  for (const auto& [k, r] : baseCases) onlyBase += candCases.count(k) == 0 ? 1 : 0;
+  for (const auto& [k, r] : candCases) onlyCand += baseCases.count(k) == 0 ? 1 : 0;
+  if (matched == 0) {
+    out += "<p class=\"empty\">The two runs have no measured case in common.</p>\n";
+  } else {
+    out += fmt::format(
+        "<p class=\"summary\"><b>{} case{} in common</b>: {} better and {} worse by {:g}% or "
+        "more (busbw, or time where there is no bus bandwidth), {} within.</p>\n",
+        matched, matched == 1 ? "" : "s", better, worse, kHighlightPct, matched - better - worse);
+  }
+  if (onlyBase > 0 || onlyCand > 0) {
+    out += fmt::format(
+        "<p class=\"note\">Measured by one run only: {} case{} of the baseline, {} of the "
+        "candidate.</p>\n",
+        onlyBase, onlyBase == 1 ? "" : "s", onlyCand);
+  }
+  return out + figures + "</section>\n";
+}
+
+// ---- history ----
+
+std::string historySection(const HtmlReportInput::History& h, Palette& palette) {
+  std::string out = fmt::format(
+      "<section class=\"history\" id=\"history\">\n<h2>History: label “{}” ({} run{})</h2>\n",
+      htmlEscape(h.label), h.runs.size(), h.runs.size() == 1 ? "" : "s");
+  if (h.runs.empty()) {
+    return out + fmt::format("<p class=\"empty\">No runs carry the label “{}”.</p>\n</section>\n",
+                             htmlEscape(h.label));
+  }
+  out += fmt::format(
+      "<p class=\"note\">busbw of each variant at {} over the runs, oldest first (time in us for "
+      "groups without a bus bandwidth). Lines join the runs that measured the point.</p>\n",
+      h.sizeBytes ? htmlEscape(fmt::format("{} bytes", *h.sizeBytes))
+                  : "the largest size it measured");
+  std::vector<std::string> categories;
+  for (const ReportRun& rr : h.runs) categories.push_back(fmt::format("#{}", rr.run.id));
+
+  // Groups and their lines in order of first appearance over the runs.
+  struct Line {
+    std::string name;
+    uint64_t size = 0;
+    std::vector<double> busbw, time;  // per run, NaN when missing
+  };
+  struct HistoryGroup {
+    GroupKey key;
+    std::vector<Line> lines;
+  };
+  const double kMissing = std::numeric_limits<double>::quiet_NaN();
+  std::vector<HistoryGroup> groups;
+  // First pass: the lines and, without a chosen size, each line's largest size.
+  for (const ReportRun& rr : h.runs) {
+    for (const Group& g : groupResults(rr.results)) {
+      auto it = std::find_if(groups.begin(), groups.end(),
+                             [&](const HistoryGroup& x) { return x.key == g.key; });
+      if (it == groups.end()) {
+        groups.push_back({g.key, {}});
+        it = groups.end() - 1;
+      }
+      for (const ResultRecord* r : g.results) {
+        if (!isOk(*r)) continue;
+        if (h.sizeBytes && r->sizeBytes != *h.sizeBytes) continue;
+        std::string name = lineName(*r, g.manyRoots);
+        auto line = std::find_if(it->lines.begin(), it->lines.end(),
+                                 [&](const Line& l) { return l.name == name; });
+        if (line == it->lines.end()) {
+          it->lines.push_back({name, r->sizeBytes, {}, {}});
+        } else {
+          line->size = std::max(line->size, r->sizeBytes);
+        }
+      }
+    }
+  }
+  for (HistoryGroup& hg : groups) {
+    for (Line& l : hg.lines) {
+      l.busbw.assign(h.runs.size(), kMissing);
+      l.time.assign(h.runs.size(), kMissing);
+    }
+  }
+  for (size_t i = 0; i < h.runs.size(); ++i) {
+    for (const Group& g : groupResults(h.runs[i].results)) {
+      auto it = std::find_if(groups.begin(), groups.end(),
+                             [&](const HistoryGroup& x) { return x.key == g.key; });
+      for (const ResultRecord* r : g.results) {
+        if (!isOk(*r)) continue;
+        std::string name = lineName(*r, g.manyRoots);
+        for (Line& l : it->lines) {
+          if (l.name == name && l.size == r->sizeBytes) {
+            l.busbw[i] = r->busbw;
+            l.time[i] = r->timeUs;
+          }
+        }
+      }
+    }
+  }
+  int drawn = 0;
+  for (const HistoryGroup& hg : groups) {
+    if (hg.lines.empty()) continue;
+    bool anyBusbw = false;
+    for (const Line& l : hg.lines) {
+      for (double v : l.busbw) anyBusbw = anyBusbw || v > 0;
+    }
+    std::string title = hg.key.title();
+    ChartSpec spec;
+    spec.title = title + (anyBusbw ? ": busbw over runs" : ": time over runs");
+    spec.xTitle = "run (oldest first)";
+    spec.yTitle = anyBusbw ? "busbw (GB/s)" : "time (us)";
+    spec.x = AxisKind::kCategory;
+    spec.y = AxisKind::kLinear;
+    spec.categories = categories;
+    std::vector<LegendEntry> legend;
+    std::string rows;
+    for (const Line& l : hg.lines) {
+      LegendEntry entry{palette.key(l.name), fmt::format("{} @ {}", l.name, sizeTickLabel(l.size)),
+                        palette.index(l.name)};
+      addLegend(legend, entry);
+      ChartSeries s{entry.name, entry.key, entry.color, false, {}};
+      const std::vector<double>& values = anyBusbw ? l.busbw : l.time;
+      for (size_t i = 0; i < values.size(); ++i) {
+        s.points.emplace_back(static_cast<double>(i), values[i]);
+      }
+      spec.series.push_back(std::move(s));
+    }
+    // Table: one row per run, one column per line.
+    std::string head = "<tr><th>run</th><th>started</th>";
+    for (const Line& l : hg.lines) {
+      head +=
+          fmt::format("<th>{} @ {}</th>", htmlEscape(l.name), htmlEscape(sizeTickLabel(l.size)));
+    }
+    head += "</tr>\n";
+    for (size_t i = 0; i < h.runs.size(); ++i) {
+      rows += fmt::format("<tr><td>#{}</td><td>{}</td>", h.runs[i].run.id,
+                          htmlEscape(h.runs[i].run.startedAt));
+      for (const Line& l : hg.lines) {
+        double v = anyBusbw ? l.busbw[i] : l.time[i];
+        rows += fmt::format("<td class=\"num\">{}</td>", std::isnan(v) ? "-" : num(v));
+      }
+      rows += "</tr>\n";
+    }
+    ++drawn;
+    out += fmt::format(
+        "<div class=\"figure\">\n<h3>{}</h3>\n<div class=\"charts\">\n{}</div>\n{}<details>"
+        "<summary>table ({})</summary><table class=\"data\">{}{}</table></details>\n</div>\n",
+        htmlEscape(title), renderSvgChart(spec), renderLegend(legend), htmlEscape(spec.yTitle),
+        head, rows);
+  }
+  if (drawn == 0) {
+    out += fmt::format("<p class=\"empty\">No run labelled “{}” has a result{}.</p>\n",
+                       htmlEscape(h.label),
+                       h.sizeBytes ? fmt::format(" at {} bytes", *h.sizeBytes) : "");
+  }
+  return out + "</section>\n";
+}
+
+}  // namespace
+
+std::string renderHtmlReport(const HtmlReportInput& input) {
+  Palette palette;
+  std::string body;
+  std::string nav;
+  for (const ReportRun& rr : input.runs) {
+    nav += fmt::format("<a href=\"#run-{}\">{}</a>", rr.run.id, htmlEscape(runTitle(rr.run)));
+    body += runSection(rr, palette);
+  }
+  if (input.compare) {
+    nav += "<a href=\"#compare\">Comparison</a>";
+    body += compareSection(input.compare->first, input.compare->second, palette);
+  }
+  if (input.history) {
+    nav += "<a href=\"#history\">History</a>";
+    body += historySection(*input.history, palette);
+  }
+  if (body.empty()) body = "<p class=\"empty\">Nothing to show: no runs were given.</p>\n";
+  std::string sub = "Generated";
+  if (!input.generator.empty()) sub += " by " + input.generator;
+  if (!input.generatedAt.empty()) sub += " at " + input.generatedAt;
+  std::string footer = input.commandLine.empty()
+                           ? std::string()
+                           : fmt::format("<footer>Command: <code>{}</code></footer>\n",
+                                         htmlEscape(input.commandLine));
+  // The policy forbids every fetch: the page stays self-contained (a reference to anything
+  // outside it would fail loudly in a browser's console rather than load).
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+      "'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>{0}</title>\n<style>{1}</style>\n</head>\n<body data-report=\"loading\">\n"
+      "<header>\n<h1>{0}</h1>\n<p class=\"sub\">{2}</p>\n<nav>{3}</nav>\n</header>\n<main>\n{4}"
+      "</main>\n{5}<script>{6}</script>\n</body>\n</html>\n",
+      htmlEscape(input.title), kStyle, htmlEscape(sub), nav, body, footer, kScript);
+}
+
+}  // namespace cb
