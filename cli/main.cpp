@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   cb::cli::setupHistoryCommand(app, action);
   cb::cli::setupExportCommand(app, action);
   cb::cli::setupDbCommand(app, action);
+  cb::cli::setupReportCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,172 @@
+// `collbench report RUN... -o report.html [--compare BASE CAND] [--history-label L]`: one
+// self-contained HTML page (works offline) with busbw and latency charts per run, two runs
+// compared, and a history trend over the runs carrying a label. The page itself is built by
+// results/HtmlReport; this file picks the runs from the database and writes the file.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/Command.h"
+#include "core/Error.h"
+#include "core/Size.h"
+#include "results/HtmlReport.h"
+#include "results/Store.h"
+
+namespace cb::cli {
+namespace {
+
+struct ReportOptions {
+  std::vector<std::string> runs;
+  std::string db = "collbench.db";
+  std::string output = "report.html";
+  std::vector<std::string> compare;  // BASE CAND
+  std::string historyLabel;
+  std::string historySize;
+  int historyLast = 30;
+  std::string title = "collbench report";
+};
+
+// RUN is an id, or "last"/"latest" for the newest run.
+int64_t resolveRun(const Store& store, const std::string& text, const std::string& db) {
+  if (text == "last" || text == "latest") {
+    RunFilter newest;
+    newest.limit = 1;
+    std::vector<RunRecord> runs = store.listRuns(newest);
+    if (runs.empty()) throw UsageError(fmt::format("no runs in '{}'", db));
+    return runs[0].id;
+  }
+  int64_t id = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) {
+    throw UsageError(fmt::format("RUN '{}' is not a run id (a positive number, or last)", text));
+  }
+  return id;
+}
+
+ReportRun loadRun(const Store& store, int64_t id, const std::string& db) {
+  std::optional<RunRecord> run = store.findRun(id);
+  if (!run) throw UsageError(fmt::format("no run {} in '{}'", id, db));
+  return {*run, store.results(id, false)};
+}
+
+// The report's own command line for the page footer, rebuilt from the parsed options.
+std::string commandText(const ReportOptions& o) {
+  std::string text = fmt::format("collbench report {}", fmt::join(o.runs, " "));
+  text += fmt::format(" --db {} -o {}", o.db, o.output);
+  if (!o.compare.empty()) text += fmt::format(" --compare {}", fmt::join(o.compare, " "));
+  if (o.title != ReportOptions{}.title) text += fmt::format(" --title {}", o.title);
+  if (!o.historyLabel.empty()) {
+    text += fmt::format(" --history-label {}", o.historyLabel);
+    if (!o.historySize.empty()) text += fmt::format(" --history-size {}", o.historySize);
+    text += fmt::format(" --history-last {}", o.historyLast);
+  }
+  return text;
+}
+
+// Writes next to the target and renames, so a failed write never leaves half a page.
+void writeFile(const std::string& path, const std::string& text) {
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw UsageError(fmt::format("cannot write '{}'", path));
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(temporary.c_str());
+      throw UsageError(fmt::format("cannot write '{}'", path));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::remove(temporary.c_str());
+    throw UsageError(fmt::format("cannot write '{}': {}", path, ec.message()));
+  }
+}
+
+int doReport(const ReportOptions& o) {
+  if (o.runs.empty() && o.compare.empty() && o.historyLabel.empty()) {
+    throw UsageError("report needs RUN ids, --compare BASE CAND or --history-label LABEL");
+  }
+  if (o.historyLast < 1)
+    throw UsageError(fmt::format("--history-last {} is not >= 1", o.historyLast));
+  if (o.historyLabel.empty() && !o.historySize.empty()) {
+    throw UsageError("--history-size needs --history-label");
+  }
+  std::optional<uint64_t> historySize;
+  if (!o.historySize.empty()) historySize = parseSize(o.historySize);
+
+  Store store = Store::open(o.db, false);
+  store.reapDeadRuns();
+  HtmlReportInput input;
+  input.title = o.title;
+  input.generator = std::string("collbench ") + COLLBENCH_VERSION;
+  input.generatedAt = utcTimestamp();
+  input.commandLine = commandText(o);
+  std::vector<int64_t> seen;
+  for (const std::string& text : o.runs) {
+    int64_t id = resolveRun(store, text, o.db);
+    if (std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+    seen.push_back(id);
+    input.runs.push_back(loadRun(store, id, o.db));
+  }
+  if (!o.compare.empty()) {
+    input.compare.emplace(loadRun(store, resolveRun(store, o.compare[0], o.db), o.db),
+                          loadRun(store, resolveRun(store, o.compare[1], o.db), o.db));
+  }
+  if (!o.historyLabel.empty()) {
+    RunFilter filter;
+    filter.label = o.historyLabel;
+    filter.limit = o.historyLast;
+    std::vector<RunRecord> runs = store.listRuns(filter);  // newest first
+    HtmlReportInput::History history;
+    history.label = o.historyLabel;
+    history.sizeBytes = historySize;
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+      history.runs.push_back({*it, store.results(it->id, false)});
+    }
+    input.history = std::move(history);
+  }
+  writeFile(o.output, renderHtmlReport(input));
+  size_t charts = input.runs.size();
+  fmt::print("wrote {} ({} run{}{}{})\n", o.output, charts, charts == 1 ? "" : "s",
+             input.compare ? ", a comparison" : "",
+             input.history ? fmt::format(", history of {} run{}", input.history->runs.size(),
+                                         input.history->runs.size() == 1 ? "" : "s")
+                           : "");
+  return 0;
+}
+
+}  // namespace
+
+void setupReportCommand(CLI::App& app, Action& action) {
+  auto o = std::make_shared<ReportOptions>();
+  auto* sub = app.add_subcommand(
+      "report",
+      "Write one self-contained HTML page (works offline): busbw and latency against size per "
+      "run, two runs compared, a history trend");
+  sub->add_option("RUN", o->runs, "Run ids (see `collbench runs`), or last");
+  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
+  sub->add_option("-o,--output", o->output, "HTML file to write")->capture_default_str();
+  sub->add_option("--compare", o->compare, "Overlay two runs and tabulate the changes")
+      ->expected(2)
+      ->type_name("RUN");
+  sub->add_option("--history-label", o->historyLabel,
+                  "Add the trend of busbw over the runs carrying this label");
+  sub->add_option("--history-size", o->historySize,
+                  "Size of the trend (e.g. 1M); default: each variant's largest size");
+  sub->add_option("--history-last", o->historyLast, "Newest runs of the label to show")
+      ->capture_default_str();
+  sub->add_option("--title", o->title, "Page title")->capture_default_str();
+  sub->callback([o, &action] { action = [o] { return doReport(*o); }; });
+}
+
+}  // namespace cb::cli
