@@ -7,8 +7,8 @@ packages=(
   libopenmpi-dev openmpi-bin libucx-dev ucx-utils libhwloc-dev hwloc-nox
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  chromium
 )
-if [ "${COLLBENCH_WITH_BROWSER_TESTS:-0}" = 1 ]; then packages+=(chromium); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
