@@ -205,17 +205,29 @@ void SideBySideTable::write(TextOut out) const {
       dataTypeName(any.dtype), hasReduction(any.coll) ? " " + std::string(redOpName(any.op)) : "",
       placement_ == Placement::kOut ? "out-of-place" : "in-place", any.nranks,
       metric_ == SideMetric::kBusBw ? "busbw (GB/s)" : "time (us)");
+  // Variants that can't run here at any size get no column (the nccl-tests section already
+  // says why in one line): the view is about what was measured.
+  std::vector<bool> shown;
+  for (const auto& v : variants_) {
+    bool measured = false;
+    for (uint64_t b : sizes_) {
+      auto it = cells_.find({b, v});
+      if (it != cells_.end() && it->second.status != "unsupported") measured = true;
+    }
+    shown.push_back(measured);
+  }
   std::vector<size_t> width;
   for (const auto& v : variants_) width.push_back(std::max<size_t>(v.size(), 9));
   std::string text = title + fmt::format("# {:>10}", "size");
   for (size_t i = 0; i < variants_.size(); ++i) {
-    text += fmt::format("  {:>{}} ", variants_[i], width[i]);
+    if (shown[i]) text += fmt::format("  {:>{}} ", variants_[i], width[i]);
   }
   text += '\n';
   for (uint64_t b : sizes_) {
     auto f = fastest(b);
     text += fmt::format("{:>12}", b);
     for (size_t i = 0; i < variants_.size(); ++i) {
+      if (!shown[i]) continue;
       auto it = cells_.find({b, variants_[i]});
       std::string cell;
       if (it == cells_.end()) {
@@ -239,7 +251,9 @@ void SideBySideTable::write(TextOut out) const {
   }
   auto w = wins();
   text += fmt::format("# {:>10}", "wins");
-  for (size_t i = 0; i < variants_.size(); ++i) text += fmt::format("  {:>{}} ", w[i], width[i]);
+  for (size_t i = 0; i < variants_.size(); ++i) {
+    if (shown[i]) text += fmt::format("  {:>{}} ", w[i], width[i]);
+  }
   text += "\n#\n";
   out.write(text);
 }
