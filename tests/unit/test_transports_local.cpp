@@ -1,0 +1,105 @@
+// The shm and ucx transports between the thread ranks of a local world (they only need a
+// Communicator to set up): rank counts the mpirun tests don't cover (1, 4, 5), a ring of copies
+// and reductions across shm slot boundaries, and the ring collectives through the host executor.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/Verify.h"
+#include "collectives/algorithms/Algorithms.h"
+#include "collectives/schedule/HostExecutor.h"
+#include "collectives/transport/LocalWorld.h"
+#include "collectives/transport/ShmTransport.h"
+#include "collectives/transport/Transports.h"
+#include "core/Error.h"
+#include "core/Reduce.h"
+
+namespace cb {
+namespace {
+
+Deadline soon() { return Deadline::after(60); }
+
+std::vector<int32_t> ints(int rank, size_t count, int salt) {
+  std::vector<int32_t> v(count);
+  for (size_t i = 0; i < count; ++i) v[i] = static_cast<int32_t>(rank * 1000 + i * 7 + salt);
+  return v;
+}
+
+class LocalProcessTransportTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LocalProcessTransportTest, RingOfCopiesAndReductions) {
+  for (int n : {1, 4, 5}) {
+    LocalWorld::run(n, [&](Communicator& comm) {
+      auto t = makeTransport(GetParam(), comm);
+      EXPECT_EQ(t->name(), GetParam());
+      const int r = comm.rank(), right = (r + 1) % n, left = (r - 1 + n) % n;
+      for (size_t count : {size_t{0}, size_t{1}, size_t{1000}, size_t{700000}}) {
+        auto out = ints(r, count, 1), acc = ints(r, count, 2);
+        std::vector<int32_t> in(count);
+        SendOp sends[] = {{right, out.data(), count * 4}, {left, out.data(), count * 4}};
+        RecvOp recvs[] = {
+            {left, in.data(), count * 4},
+            {right, acc.data(), count * 4, true, acc.data(), DataType::kInt32, RedOp::kSum}};
+        t->exchange(sends, recvs, soon());
+        auto want = ints(r, count, 2), fromRight = ints(right, count, 1);
+        for (size_t i = 0; i < count; ++i) want[i] += fromRight[i];
+        EXPECT_TRUE(in == ints(left, count, 1)) << "n=" << n << " count=" << count;
+        EXPECT_TRUE(acc == want) << "n=" << n << " count=" << count;
+      }
+    });
+  }
+}
+
+TEST_P(LocalProcessTransportTest, RingCollectives) {
+  for (int n : {1, 4, 5}) {
+    LocalWorld::run(n, [&](Communicator& comm) {
+      auto t = makeTransport(GetParam(), comm);
+      for (const auto& algo : algorithms()) {
+        if (std::string_view(algo.name) != "ring") continue;
+        for (size_t count : {size_t{0}, size_t{7}, size_t{300001}}) {
+          CollArgs args{algo.coll, DataType::kFloat, RedOp::kSum, 0, count};
+          const size_t sc = sendCount(args, n), rc = recvCount(args, n);
+          HostExecutor exec(*t, algo.build(comm.rank(), n, args, {}), args);
+          std::vector<float> send(sc), recv(rc), expected(rc);
+          fillInput(args, comm.rank(), n, 3, send.data());
+          exec.run(send.data(), recv.data(), soon());
+          ASSERT_TRUE(expectedOutput(args, comm.rank(), n, 3, expected.data()));
+          EXPECT_EQ(countWrong(args.dtype, recv.data(), expected.data(), rc), 0)
+              << collectiveName(algo.coll) << " n=" << n << " count=" << count;
+        }
+      }
+    });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, LocalProcessTransportTest, ::testing::Values("shm", "ucx"),
+                         [](const auto& info) { return info.param; });
+
+TEST(TransportSelection, LocalWorldDefaultsToLocal) {
+  LocalWorld::run(2, [](Communicator& comm) {
+    EXPECT_EQ(defaultTransport(comm), "local");
+    EXPECT_FALSE(transportUnsupported("shm", comm));
+    EXPECT_TRUE(transportUnsupported("mpi", comm));
+  });
+}
+
+// A receive nobody sends: the deadline ends it, and the transport refuses further use.
+TEST(ShmTransport, TimesOutAndThenRefuses) {
+  LocalWorld::run(2, [](Communicator& comm) {
+    auto t = makeShmTransport(comm);
+    if (comm.rank() == 0) {
+      int v = 0;
+      RecvOp recvs[] = {{1, &v, sizeof v}};
+      EXPECT_THROW(t->exchange({}, recvs, Deadline::after(0.2)), TimeoutError);
+      EXPECT_THROW(t->exchange({}, recvs, soon()), InternalError);
+    }
+    comm.barrier(soon());
+  });
+}
+
+}  // namespace
+}  // namespace cb
