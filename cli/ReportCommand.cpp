@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/Command.h"
+#include "cli/RunRef.h"
 #include "core/Error.h"
 #include "core/Size.h"
 #include "results/HtmlReport.h"
@@ -33,23 +34,6 @@ struct ReportOptions {
   int historyLast = 30;
   std::string title = "collbench report";
 };
-
-// RUN is an id, or "last"/"latest" for the newest run.
-int64_t resolveRun(const Store& store, const std::string& text, const std::string& db) {
-  if (text == "last" || text == "latest") {
-    RunFilter newest;
-    newest.limit = 1;
-    std::vector<RunRecord> runs = store.listRuns(newest);
-    if (runs.empty()) throw UsageError(fmt::format("no runs in '{}'", db));
-    return runs[0].id;
-  }
-  int64_t id = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) {
-    throw UsageError(fmt::format("RUN '{}' is not a run id (a positive number, or last)", text));
-  }
-  return id;
-}
 
 ReportRun loadRun(const Store& store, int64_t id, const std::string& db) {
   std::optional<RunRecord> run = store.findRun(id);
