@@ -96,19 +96,9 @@ ResultRecord toRecord(const P2pPoint& p, int64_t runId, Statistic statistic) {
   r.nranks = 2;
   r.status = p.status;
   r.message = p.message;
-  r.iterations = p.iterations;
-  r.statistic = std::string(statisticName(statistic));
-  r.timeUs = p.timeSeconds * 1e6;
-  r.medianUs = p.summary.median * 1e6;
-  r.meanUs = p.summary.mean * 1e6;
-  r.minUs = p.summary.min * 1e6;
-  r.maxUs = p.summary.max * 1e6;
-  r.p99Us = p.summary.p99 * 1e6;
-  r.cv = p.summary.cv;
   r.algbw = r.busbw = p.bandwidthGBs;
   r.wrong = p.wrong;
-  for (double s : p.samples) r.samplesUs.push_back(s * 1e6);
-  for (double s : p.rankSamples) r.rankSamplesUs.push_back(s * 1e6);
+  setTiming(r, p.summary, p.timeSeconds, p.iterations, statistic, p.samples, p.rankSamples);
   return r;
 }
 

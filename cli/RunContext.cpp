@@ -159,23 +159,31 @@ ResultRecord toRecord(const PointResult& p, int64_t runId, Statistic statistic) 
   r.nranks = p.nranks;
   r.status = p.status;
   r.message = p.message;
-  r.iterations = p.iterations;
-  r.statistic = std::string(statisticName(statistic));
-  r.timeUs = p.timeSeconds * 1e6;
-  r.medianUs = p.summary.median * 1e6;
-  r.meanUs = p.summary.mean * 1e6;
-  r.minUs = p.summary.min * 1e6;
-  r.maxUs = p.summary.max * 1e6;
-  r.p99Us = p.summary.p99 * 1e6;
-  r.cv = p.summary.cv;
   r.algbw = p.algbw;
   r.busbw = p.busbw;
   r.wrong = p.wrong;
-  r.samplesUs.reserve(p.samples.size());
-  for (double s : p.samples) r.samplesUs.push_back(s * 1e6);
-  r.rankSamplesUs.reserve(p.rankSamples.size());
-  for (double s : p.rankSamples) r.rankSamplesUs.push_back(s * 1e6);
+  setTiming(r, p.summary, p.timeSeconds, p.iterations, statistic, p.samples, p.rankSamples);
   return r;
+}
+
+void setTiming(ResultRecord& r, const Summary& summary, double timeSeconds, int iterations,
+               Statistic statistic, const std::vector<double>& samples,
+               const std::vector<double>& rankSamples) {
+  r.iterations = iterations;
+  r.statistic = std::string(statisticName(statistic));
+  r.timeUs = timeSeconds * 1e6;
+  r.medianUs = summary.median * 1e6;
+  r.meanUs = summary.mean * 1e6;
+  r.minUs = summary.min * 1e6;
+  r.maxUs = summary.max * 1e6;
+  r.p99Us = summary.p99 * 1e6;
+  r.cv = summary.cv;
+  r.samplesUs.clear();
+  r.rankSamplesUs.clear();
+  r.samplesUs.reserve(samples.size());
+  for (double x : samples) r.samplesUs.push_back(x * 1e6);
+  r.rankSamplesUs.reserve(rankSamples.size());
+  for (double x : rankSamples) r.rankSamplesUs.push_back(x * 1e6);
 }
 
 std::string commandLine() {

@@ -48,6 +48,10 @@ void printHeader(std::FILE* out, const RunHeader& h, const SweepOptions* sweep);
 RunStore openRunStore(Communicator& comm, const std::string& path, const RunRecord& record);
 
 ResultRecord toRecord(const PointResult& p, int64_t runId, Statistic statistic);
+// The timing part of a record (seconds in, microseconds stored), shared by every measurement.
+void setTiming(ResultRecord& r, const Summary& summary, double timeSeconds, int iterations,
+               Statistic statistic, const std::vector<double>& samples,
+               const std::vector<double>& rankSamples);
 
 // This process's command line (from /proc/self/cmdline), for the run record.
 std::string commandLine();
