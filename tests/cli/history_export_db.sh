@@ -8,18 +8,7 @@ cb=${1:?usage: history_export_db.sh COLLBENCH}
 tmp=$(mktemp -d /tmp/cb_history.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 db=$tmp/cb.db
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-expect() {
-  local code=$1
-  shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  out=$(cat "$tmp/out")
-  err=$(cat "$tmp/err")
-  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code; stdout: $out; stderr: $err"
-}
-has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $1"; }
+source "$(dirname "$0")/lib/common.sh"
 hasnt() { ! grep -qF -- "$2" <<<"$1" || fail "did not expect '$2' in: $1"; }
 one_line_error() {
   [ "$(wc -l <<<"$err")" -eq 1 ] && [[ "$err" == "collbench: "* ]] ||

@@ -12,19 +12,7 @@ samples=$shared/samples
 tmp=$(mktemp -d /tmp/cb_import.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 db=$tmp/cb.db
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# expect CODE CMD...: runs CMD, keeps stdout in $out and stderr in $err, checks the exit code.
-expect() {
-  local code=$1
-  shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  out=$(cat "$tmp/out")
-  err=$(cat "$tmp/err")
-  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code; stderr: $err"
-}
-has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $1"; }
+source "$(dirname "$0")/lib/common.sh"
 count_runs() {
   "$cb" runs --db "$db" | grep -cE '^ *[0-9]+ '
 }

@@ -10,19 +10,7 @@ mpirun=${CB_MPIRUN:-mpirun}
 tmp=$(mktemp -d /tmp/cb_p2p.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 db=$tmp/x.db
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# expect CODE CMD...: runs CMD, keeps stdout in $out and stderr in $err, checks the exit code.
-expect() {
-  local code=$1
-  shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  out=$(cat "$tmp/out")
-  err=$(cat "$tmp/err")
-  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code; stderr: $err"
-}
-has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $1"; }
+source "$(dirname "$0")/lib/common.sh"
 one_line() {
   [ "$(grep -c . <<<"$1")" -eq 1 ] || fail "expected one line on stderr, got: $1"
 }
