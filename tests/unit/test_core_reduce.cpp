@@ -255,3 +255,35 @@ TEST(Reduce, KnownWrappingAndAverages) {
 }
 
 }  // namespace
+
+namespace cb {
+namespace {
+
+// Sums above the streaming-store threshold take another code path: same bits, every alignment,
+// in place and out of place.
+TEST(ReduceLarge, StreamingSumMatchesScalarAtEveryOffset) {
+  const size_t n = (size_t{5} << 20) / sizeof(float) + 7;  // past the 4 MiB threshold
+  std::vector<float> a(n + 8), b(n + 8), d(n + 8);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(i % 1000) * 0.5f;
+    b[i] = static_cast<float>((i * 7) % 333) - 100.0f;
+  }
+  for (size_t off : {size_t{0}, size_t{1}, size_t{2}, size_t{3}}) {
+    reduce(DataType::kFloat, RedOp::kSum, d.data() + off, a.data() + off, b.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(d[off + i], a[off + i] + b[i]) << "offset " << off << " element " << i;
+    }
+  }
+  std::vector<double> x(n), y(n);
+  for (size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<double>(i);
+    y[i] = 3.0 * static_cast<double>(i % 17);
+  }
+  std::vector<double> expect(n);
+  for (size_t i = 0; i < n; ++i) expect[i] = x[i] + y[i];
+  reduce(DataType::kDouble, RedOp::kAvg, x.data(), x.data(), y.data(), n);  // in place
+  EXPECT_EQ(x, expect);
+}
+
+}  // namespace
+}  // namespace cb
