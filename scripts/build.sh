@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >build-configure.log 2>&1 || {
-  cat build-configure.log; exit 2; }
-grep -E "backends|host:|gpu:" build-configure.log || true
+mkdir -p build
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >build/configure.log 2>&1 || {
+  cat build/configure.log; exit 2; }
+grep -E "backends|host:|gpu:" build/configure.log || true
 cmake --build build -j "$jobs"
