@@ -127,7 +127,17 @@ decltype(auto) dispatchDataType(DataType t, Fn&& fn) {
 
 // dst[i] = a[i] op b[i] for i < count. dst may alias a or b exactly (not partially).
 // For kAvg this is the sum; call scaleForAvg once on the final result.
-void reduce(DataType t, RedOp op, void* dst, const void* a, const void* b, size_t count);
+// `wholeBytes` is the size of the destination region this call is one piece of (a transport
+// reduces a message fill by fill): when that region can't stay in cache, float/double sums
+// use streaming stores. 0 means the call is the whole region.
+void reduce(DataType t, RedOp op, void* dst, const void* a, const void* b, size_t count,
+            size_t wholeBytes = 0);
+// memcpy for one piece of a copy whose destination region totals `wholeBytes`: large regions
+// are written with streaming stores (no read-for-ownership of lines that won't be reused soon).
+void copyPiece(void* dst, const void* src, size_t bytes, size_t wholeBytes);
+// The policy both use: true when a destination region of max(bytes, wholeBytes) is written with
+// streaming stores (where the CPU has them).
+bool useStreamingStores(size_t bytes, size_t wholeBytes);
 // buf[i] = buf[i] / n (the final step of avg).
 void scaleForAvg(DataType t, void* buf, size_t count, int n);
 #endif  // !defined(__CUDACC__)

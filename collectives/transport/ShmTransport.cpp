@@ -383,9 +383,9 @@ bool ShmTransport::progressRecv(const RecvOp& op, OpState& st) {
     if (op.reduce) {
       const size_t es = dataTypeSize(op.dtype);
       reduce(op.dtype, op.op, static_cast<std::byte*>(op.dst) + st.offset,
-             static_cast<const std::byte*>(op.local) + st.offset, src, n / es);
+             static_cast<const std::byte*>(op.local) + st.offset, src, n / es, op.bytes);
     } else if (n) {
-      std::memcpy(static_cast<std::byte*>(op.dst) + st.offset, src, n);
+      copyPiece(static_cast<std::byte*>(op.dst) + st.offset, src, n, op.bytes);
     }
     atomic(consumed(p, rank_)).store(k, std::memory_order_seq_cst);  // frees the slot
     received_[p] = k;

@@ -6,6 +6,7 @@
 // is exact, so the only rounding is the final one to double.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -259,30 +260,65 @@ TEST(Reduce, KnownWrappingAndAverages) {
 namespace cb {
 namespace {
 
-// Sums above the streaming-store threshold take another code path: same bits, every alignment,
-// in place and out of place.
+// The streaming-store policy: the destination region decides, not the piece.
+TEST(ReduceLarge, StreamingPolicyFollowsTheWholeRegion) {
+  const size_t mib = size_t{1} << 20;
+  EXPECT_FALSE(useStreamingStores(256 << 10, 0));
+  EXPECT_FALSE(useStreamingStores(256 << 10, 8 * mib));  // a fill of a cache-resident message
+  EXPECT_TRUE(useStreamingStores(256 << 10, 16 * mib));  // a fill of a message that is not
+  EXPECT_TRUE(useStreamingStores(16 * mib, 0));
+  EXPECT_FALSE(useStreamingStores(16 * mib - 1, 0));
+}
+
+// Sums on the streaming-store path (forced by the whole-region hint, or by size alone): same
+// bits as the scalar sum at every alignment, in place and out of place.
 TEST(ReduceLarge, StreamingSumMatchesScalarAtEveryOffset) {
-  const size_t n = (size_t{5} << 20) / sizeof(float) + 7;  // past the 4 MiB threshold
-  std::vector<float> a(n + 8), b(n + 8), d(n + 8);
-  for (size_t i = 0; i < a.size(); ++i) {
-    a[i] = static_cast<float>(i % 1000) * 0.5f;
-    b[i] = static_cast<float>((i * 7) % 333) - 100.0f;
-  }
-  for (size_t off : {size_t{0}, size_t{1}, size_t{2}, size_t{3}}) {
-    reduce(DataType::kFloat, RedOp::kSum, d.data() + off, a.data() + off, b.data(), n);
+  const size_t huge = size_t{1} << 30;
+  for (size_t n : {size_t{0}, size_t{1}, size_t{5}, size_t{4099}, (size_t{17} << 20) / 4 + 3}) {
+    std::vector<float> a(n + 8), b(n + 8), d(n + 8);
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = static_cast<float>(i % 1000) * 0.5f;
+      b[i] = static_cast<float>((i * 7) % 333) - 100.0f;
+    }
+    for (size_t off : {size_t{0}, size_t{1}, size_t{2}, size_t{3}}) {
+      std::fill(d.begin(), d.end(), -1.0f);
+      reduce(DataType::kFloat, RedOp::kSum, d.data() + off, a.data() + off, b.data(), n, huge);
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(d[off + i], a[off + i] + b[i]) << "n " << n << " offset " << off << " i " << i;
+      }
+      for (size_t i = 0; i < off; ++i) ASSERT_EQ(d[i], -1.0f) << "wrote before the region";
+      for (size_t i = off + n; i < d.size(); ++i) ASSERT_EQ(d[i], -1.0f) << "wrote past it";
+    }
+    std::vector<double> x(n), y(n), expect(n);
     for (size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(d[off + i], a[off + i] + b[i]) << "offset " << off << " element " << i;
+      x[i] = static_cast<double>(i);
+      y[i] = 3.0 * static_cast<double>(i % 17);
+      expect[i] = x[i] + y[i];
+    }
+    reduce(DataType::kDouble, RedOp::kAvg, x.data(), x.data(), y.data(), n, huge);  // in place
+    EXPECT_EQ(x, expect) << "n " << n;
+  }
+}
+
+// copyPiece copies exactly `bytes` whatever the alignment of either side and whichever path.
+TEST(ReduceLarge, CopyPieceCopiesExactlyAtEveryOffset) {
+  std::vector<std::byte> src(70000), dst(70000 + 64);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 131 % 251);
+  for (size_t whole : {size_t{0}, size_t{1} << 30}) {
+    for (size_t bytes :
+         {size_t{0}, size_t{1}, size_t{255}, size_t{256}, size_t{4097}, size_t{65599}}) {
+      for (size_t doff = 0; doff < 17; doff += 3) {
+        for (size_t soff : {size_t{0}, size_t{5}, size_t{16}}) {
+          std::fill(dst.begin(), dst.end(), std::byte{0xee});
+          copyPiece(dst.data() + doff, src.data() + soff, bytes, whole);
+          ASSERT_EQ(std::memcmp(dst.data() + doff, src.data() + soff, bytes), 0)
+              << bytes << " bytes, offsets " << doff << "/" << soff << ", whole " << whole;
+          for (size_t i = 0; i < doff; ++i) ASSERT_EQ(dst[i], std::byte{0xee});
+          for (size_t i = doff + bytes; i < dst.size(); ++i) ASSERT_EQ(dst[i], std::byte{0xee});
+        }
+      }
     }
   }
-  std::vector<double> x(n), y(n);
-  for (size_t i = 0; i < n; ++i) {
-    x[i] = static_cast<double>(i);
-    y[i] = 3.0 * static_cast<double>(i % 17);
-  }
-  std::vector<double> expect(n);
-  for (size_t i = 0; i < n; ++i) expect[i] = x[i] + y[i];
-  reduce(DataType::kDouble, RedOp::kAvg, x.data(), x.data(), y.data(), n);  // in place
-  EXPECT_EQ(x, expect);
 }
 
 }  // namespace
