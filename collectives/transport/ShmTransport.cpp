@@ -46,9 +46,12 @@ constexpr size_t kLine = 64;
 constexpr size_t kPad = 128;  // the adjacent-line prefetcher moves lines in pairs
 constexpr size_t kPage = 4096;
 constexpr size_t kInlineBytes = 40;
-// Idle passes spent spinning, then yielding, before a rank sleeps on its doorbell.
+// Idle passes spent spinning, then yielding, before a rank sleeps on its doorbell. When the ranks
+// outnumber the CPUs they may run on, a spinning rank only delays the peer it waits for (which
+// needs its CPU), so ranks yield at once instead, as OpenMPI does with mpi_yield_when_idle.
 constexpr int kSpinPasses = 2000;
 constexpr int kYieldPasses = 200;
+constexpr int kOversubscribedYieldPasses = 20000;
 constexpr double kSleepSliceSeconds = 0.05;  // a sleeper re-checks deadline and signals this often
 
 struct SlotHeader {
@@ -86,6 +89,18 @@ inline void cpuRelax() {
 #elif defined(__aarch64__)
   asm volatile("yield" ::: "memory");
 #endif
+}
+
+// This process's CPU affinity as one '0'/'1' character per CPU id.
+std::string affinityMask() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return {};
+  std::string mask(CPU_SETSIZE, '0');
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) mask[c] = '1';
+  }
+  return mask;
 }
 
 void futexWait(uint32_t* word, uint32_t expected, double seconds) {
@@ -263,6 +278,8 @@ class ShmTransport final : public Transport {
   std::vector<uint64_t> sendBusy_, recvBusy_;  // pass stamp: an earlier op to the peer is pending
   uint64_t pass_ = 0;
   bool broken_ = false;  // an exchange failed midway: the channels' state is no longer shared
+  int spinPasses_ = kSpinPasses;
+  int yieldPasses_ = kYieldPasses;
 };
 
 ShmTransport::ShmTransport(Communicator& comm, const ShmOptions& o)
@@ -279,6 +296,13 @@ ShmTransport::ShmTransport(Communicator& comm, const ShmOptions& o)
   }
   const Deadline d = Deadline::after(o.setupSeconds);
   auto hosts = comm.allgatherStrings(hostName(), d);
+  // Oversubscribed when the ranks outnumber the CPUs of all their affinity masks together (one
+  // rank per CPU when mpirun binds, all CPUs for each when it doesn't).
+  const size_t ncpus = cpusInUnion(comm.allgatherStrings(affinityMask(), d));
+  if (ncpus > 0 && static_cast<size_t>(size_) > ncpus) {
+    spinPasses_ = 0;
+    yieldPasses_ = kOversubscribedYieldPasses;
+  }
   for (int r = 1; r < size_; ++r) {
     if (hosts[r] != hosts[0]) {
       throw UsageError(fmt::format(
@@ -487,7 +511,7 @@ void ShmTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
         futexWait(&mine.seq, armedSeq, std::clamp(remaining, 1e-6, kSleepSliceSeconds));
         atomic(mine.sleeping).store(0, std::memory_order_relaxed);
         armed = false;
-      } else if (++idle < kSpinPasses) {
+      } else if (++idle < spinPasses_) {
         cpuRelax();
         continue;
       }
@@ -498,7 +522,7 @@ void ShmTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
       if (d.expired()) {
         d.check(fmt::format("shm exchange on rank {} ({})", rank_, pendingSummary(sends, recvs)));
       }
-      if (idle < kSpinPasses + kYieldPasses) {
+      if (idle < spinPasses_ + yieldPasses_) {
         sched_yield();
       } else {
         atomic(mine.sleeping).store(1, std::memory_order_seq_cst);
@@ -519,6 +543,17 @@ std::string hostName() {
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
   return buf;
+}
+
+size_t cpusInUnion(const std::vector<std::string>& masks) {
+  std::string all;
+  for (const auto& m : masks) {
+    all.resize(std::max(all.size(), m.size()), '0');
+    for (size_t c = 0; c < m.size(); ++c) {
+      if (m[c] == '1') all[c] = '1';
+    }
+  }
+  return static_cast<size_t>(std::count(all.begin(), all.end(), '1'));
 }
 
 bool allRanksOnOneHost(Communicator& comm, Deadline d) {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/Clock.h"
 #include "core/Communicator.h"
@@ -30,6 +31,11 @@ std::string hostName();
 // True on every rank when all ranks of `comm` run on one host. Collective: one allgather of the
 // host names.
 bool allRanksOnOneHost(Communicator& comm, Deadline d);
+
+// The number of CPUs in the union of affinity masks given as one '0'/'1' character per CPU id.
+// The transport compares it with the number of ranks: more ranks than CPUs means oversubscribed,
+// and then idle ranks yield at once instead of spinning.
+size_t cpusInUnion(const std::vector<std::string>& masks);
 
 // Collective over `comm`. Throws UsageError when the ranks span several hosts and
 // EnvironmentError when the segment can't be created or opened.

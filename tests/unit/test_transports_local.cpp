@@ -101,5 +101,15 @@ TEST(ShmTransport, TimesOutAndThenRefuses) {
   });
 }
 
+// Oversubscription is judged on the union of the ranks' affinity masks: bound ranks (one CPU
+// each) and unbound ones (every CPU each) on a 2-CPU machine.
+TEST(ShmTransport, CountsTheCpusOfAllRanksTogether) {
+  EXPECT_EQ(cpusInUnion({"10", "01"}), 2u);              // mpirun -np 2 binding to cores
+  EXPECT_EQ(cpusInUnion({"11", "11", "11"}), 2u);        // -np 3 --oversubscribe: 3 ranks > 2
+  EXPECT_EQ(cpusInUnion({"1", "0001", ""}), 2u);         // masks of different lengths
+  EXPECT_EQ(cpusInUnion({"0110", "0100", "0010"}), 2u);  // overlapping masks count once
+  EXPECT_EQ(cpusInUnion({}), 0u);                        // unknown: never oversubscribed
+}
+
 }  // namespace
 }  // namespace cb
