@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/SharedMemory.h"
+
 namespace cb {
 
 enum class MemoryKind : uint8_t { kHost, kPinnedHost, kDevice, kManaged };
@@ -56,7 +58,9 @@ class HostBuffer {
   size_t bytes_ = 0;
 };
 
-// Plain pageable host memory as a DataBuffer.
+// Pageable host memory as a DataBuffer. Shareable with the other processes of the host (a memfd,
+// core/SharedMemory.h) so zero-copy transports can read it in place; every variant measures on
+// the same kind of memory, so MPI's figures are taken on it too.
 class HostDataBuffer final : public DataBuffer {
  public:
   explicit HostDataBuffer(size_t bytes) : buf_(bytes) {}
@@ -68,7 +72,7 @@ class HostDataBuffer final : public DataBuffer {
   void faultIn() override { buf_.faultIn(); }
 
  private:
-  HostBuffer buf_;
+  SharedHostBuffer buf_;
 };
 
 class HostAllocator final : public BufferAllocator {

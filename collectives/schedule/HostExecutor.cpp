@@ -13,7 +13,7 @@ HostExecutor::HostExecutor(Transport& transport, Schedule schedule, const CollAr
   validateBounds(schedule_, transport_.rank());
   size_t bytes = schedule_.scratchCount * dataTypeSize(args_.dtype);
   if (bytes) {
-    scratch_ = HostBuffer(bytes);
+    scratch_ = SharedHostBuffer(bytes);
     scratch_.faultIn();
   }
 }

@@ -21,7 +21,7 @@ class HostExecutor {
   Transport& transport_;
   Schedule schedule_;
   CollArgs args_;
-  HostBuffer scratch_;
+  SharedHostBuffer scratch_;  // shareable, so zero-copy transports can send from it
 };
 
 }  // namespace cb
