@@ -35,6 +35,7 @@ struct RunOptions {
   std::string algo = "all";
   std::string transport;
   std::string chunk;
+  std::string zeroCopy;
   int ranksPerNode = 0;
   std::string placement = "both";
   std::string format = "collbench";
@@ -82,6 +83,11 @@ SweepOptions toSweep(const RunOptions& o) {
   }
   s.variantOptions.transport = o.transport;
   s.variantOptions.chunkBytes = o.chunk.empty() ? 0 : parseSize(o.chunk);
+  if (o.zeroCopy == "off") {
+    s.variantOptions.zeroCopyBytes = SIZE_MAX;
+  } else if (!o.zeroCopy.empty()) {
+    s.variantOptions.zeroCopyBytes = parseSize(o.zeroCopy);
+  }
   s.variantOptions.ranksPerNode = o.ranksPerNode;
   s.reference = o.reference;
   s.variantOptions.blockingWait = o.blocking;
@@ -238,6 +244,11 @@ void setupRunCommand(CLI::App& app, Action& action) {
   sub->add_option("--transport", o->transport,
                   "Transport of hand-written algorithms: local, mpi, shm, ucx (default: fastest)");
   sub->add_option("--chunk", o->chunk, "Pipelining chunk of algorithms that pipeline (bytes)");
+  sub->add_option("--zero-copy", o->zeroCopy,
+                  fmt::format("shm transport: messages from this size up (default {}) are read in "
+                              "place from the sender's buffer instead of streaming through the "
+                              "rings; off: never",
+                              formatSize(kDefaultZeroCopyBytes)));
   sub->add_option("--ranks-per-node", o->ranksPerNode,
                   "Hierarchical algorithms: emulate nodes of this many ranks");
   sub->add_option("--placement", o->placement, "out, in or both")->capture_default_str();

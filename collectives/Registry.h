@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/transport/ShmTransport.h"
 #include "core/Buffer.h"
 #include "core/Clock.h"
 #include "core/Collective.h"
@@ -21,6 +22,8 @@ struct VariantOptions {
   std::string transport;  // "" = the default for the world
   size_t chunkBytes = 0;  // pipelining chunk for algorithms that pipeline (0 = default)
   int ranksPerNode = 0;   // hierarchical algorithms: emulate nodes of this size (0 = hosts)
+  // shm transport: messages from this size up are read in place by the receiver (SIZE_MAX: off)
+  size_t zeroCopyBytes = kDefaultZeroCopyBytes;
   // GPU variants (collectives/nccl), with nccl-tests' flags:
   int blockingWait = 0;        // -z: 0 poll the stream (deadline-checked), 1 blocking sync
   int graphLaunches = 0;       // -G: capture this many calls in a CUDA graph; time = total / N

@@ -74,8 +74,8 @@ void registerScheduleVariants(Registry& r) {
       AlgoOptions ao = algoOptions(args, opts);
       if (ao.ranksPerNode == 0) ao.ranksPerNode = ranksPerHost(comm);
       auto schedule = algo.build(comm.rank(), comm.size(), args, ao);
-      return std::unique_ptr<PreparedCollective>(
-          new PreparedSchedule(makeTransport(t, comm), std::move(schedule), args));
+      return std::unique_ptr<PreparedCollective>(new PreparedSchedule(
+          makeTransport(t, comm, opts.zeroCopyBytes), std::move(schedule), args));
     };
     r.add(std::move(v));
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
 
@@ -42,6 +43,9 @@ class Transport {
   // Throws TimeoutError past the deadline.
   virtual void exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
                         Deadline d) = 0;
+  // Messages this rank sent that the receiver read in place from the sending buffer, without a
+  // copy by the transport (shm's zero-copy path; always 0 for transports that copy).
+  virtual uint64_t zeroCopySends() const { return 0; }
 };
 
 }  // namespace cb

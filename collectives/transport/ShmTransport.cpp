@@ -8,6 +8,12 @@
 // receiver has consumed fill k - slots, and publishes it by storing seq = k in the slot header.
 // Messages stream as fills of up to slotBytes; one of at most kInlineBytes rides inside the
 // header line, so a small message costs the receiver a single cache-line transfer.
+// Zero copy: a message of at least zeroCopyBytes that lies in shareable memory (SharedMemory.h;
+// the engine's buffers and the executor's scratch) travels as one fill holding a descriptor of
+// where it is; the receiver maps the sender's memory once and copies or reduces straight from it,
+// and the send completes when the receiver has consumed the descriptor. That halves the memory
+// traffic of large messages (no copy through the ring). Set-up checks that every rank can map
+// every other's memory; otherwise every message streams through the rings.
 //
 // exchange() is one non-blocking progress loop over all its ops, so a phase that sends to A and
 // receives from B never deadlocks when rings fill. Idle waiting spins, then yields, then sleeps on
@@ -30,6 +36,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <random>
 #include <utility>
 #include <vector>
@@ -37,6 +44,7 @@
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "core/Reduce.h"
+#include "core/SharedMemory.h"
 
 namespace cb {
 namespace {
@@ -55,13 +63,16 @@ constexpr int kOversubscribedYieldPasses = 20000;
 constexpr double kSleepSliceSeconds = 0.05;  // a sleeper re-checks deadline and signals this often
 
 struct SlotHeader {
-  uint64_t seq;           // k once the slot holds fill k of the channel
-  uint64_t messageBytes;  // size of the message the fill belongs to
-  uint32_t fillBytes;     // payload bytes in this fill
-  uint32_t reserved;
+  uint64_t seq;                        // k once the slot holds fill k of the channel
+  uint64_t messageBytes;               // size of the message the fill belongs to
+  uint32_t fillBytes;                  // payload bytes in this fill
+  uint32_t kind;                       // kData, or kDescriptor: inlineData holds a SharedRegionRef
   std::byte inlineData[kInlineBytes];  // the payload of messages of at most kInlineBytes
 };
 static_assert(sizeof(SlotHeader) == kLine);
+static_assert(sizeof(SharedRegionRef) <= kInlineBytes);
+constexpr uint32_t kData = 0;
+constexpr uint32_t kDescriptor = 1;
 
 struct SegmentHeader {
   uint64_t magic;
@@ -219,6 +230,7 @@ class Segment {
 
 struct OpState {
   size_t offset = 0;
+  uint64_t ackSeq = 0;  // a zero-copy send: done once the receiver has consumed this fill
   bool done = false;
   bool started = false;  // the receiver has checked the first fill's message size
 };
@@ -231,6 +243,7 @@ class ShmTransport final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   void exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Deadline d) override;
+  uint64_t zeroCopySends() const override { return zeroCopySends_; }
 
  private:
   SlotHeader& header(int src, int dst, uint64_t slot) const {
@@ -260,6 +273,8 @@ class ShmTransport final : public Transport {
   }
 
   bool progressSend(const SendOp& op, OpState& st);
+  const std::byte* peerMemory(int peer, const SharedRegionRef& ref, size_t bytes);
+  bool probeZeroCopy(Communicator& comm, Deadline d);
   bool progressRecv(const RecvOp& op, OpState& st);
   bool progressAll(std::span<const SendOp> sends, std::span<const RecvOp> recvs, size_t& left);
   std::string pendingSummary(std::span<const SendOp> sends, std::span<const RecvOp> recvs) const;
@@ -280,6 +295,10 @@ class ShmTransport final : public Transport {
   bool broken_ = false;  // an exchange failed midway: the channels' state is no longer shared
   int spinPasses_ = kSpinPasses;
   int yieldPasses_ = kYieldPasses;
+  size_t zeroCopyBytes_;  // SIZE_MAX: zero copy off
+  uint64_t zeroCopySends_ = 0;
+  // Peers' shareable regions mapped here, by (peer, region id); kept for the transport's life.
+  std::map<std::pair<int, uint64_t>, PeerMapping> peerMaps_;
 };
 
 ShmTransport::ShmTransport(Communicator& comm, const ShmOptions& o)
@@ -287,7 +306,8 @@ ShmTransport::ShmTransport(Communicator& comm, const ShmOptions& o)
       size_(comm.size()),
       slotBytes_(o.slotBytes),
       slots_(static_cast<uint64_t>(std::max(o.slots, 1))),
-      layout_(static_cast<size_t>(comm.size()), slots_, o.slotBytes) {
+      layout_(static_cast<size_t>(comm.size()), slots_, o.slotBytes),
+      zeroCopyBytes_(o.zeroCopyBytes) {
   if (o.slots < 1 || o.slotBytes < kPage || o.slotBytes % kPage != 0 ||
       o.slotBytes > (size_t{1} << 31)) {
     throw UsageError(fmt::format(
@@ -353,6 +373,7 @@ ShmTransport::ShmTransport(Communicator& comm, const ShmOptions& o)
   // Once the transport exists on any rank, the name is gone from /dev/shm.
   comm.barrier(d);
   base_ = segment_.base();
+  if (zeroCopyBytes_ != SIZE_MAX && !probeZeroCopy(comm, d)) zeroCopyBytes_ = SIZE_MAX;
   sent_.assign(size_, 0);
   peerConsumed_.assign(size_, 0);
   received_.assign(size_, 0);
@@ -360,8 +381,51 @@ ShmTransport::ShmTransport(Communicator& comm, const ShmOptions& o)
   recvBusy_.assign(size_, 0);
 }
 
+// Every rank maps one page of every other rank's shareable memory: zero copy is on only if all
+// of them can (the same user, /proc mounted, memfd available).
+bool ShmTransport::probeZeroCopy(Communicator& comm, Deadline d) {
+  SharedHostBuffer probe(kPage);
+  std::string mine;
+  if (auto ref = findSharedRegion(probe.data(), kPage)) {
+    mine.assign(reinterpret_cast<const char*>(&*ref), sizeof(*ref));
+  }
+  auto refs = comm.allgatherStrings(mine, d);
+  bool ok = true;
+  for (int r = 0; r < size_ && ok; ++r) {
+    if (refs[r].size() != sizeof(SharedRegionRef)) {
+      ok = false;
+    } else if (r != rank_) {
+      SharedRegionRef ref;
+      std::memcpy(&ref, refs[r].data(), sizeof(ref));
+      try {
+        PeerMapping m(ref);
+      } catch (const EnvironmentError&) {
+        ok = false;
+      }
+    }
+  }
+  // Also the barrier that keeps every probe page alive until all ranks have mapped it.
+  return !comm.anyTrue(!ok, d);
+}
+
+const std::byte* ShmTransport::peerMemory(int peer, const SharedRegionRef& ref, size_t bytes) {
+  if (ref.offset > ref.regionBytes || bytes > ref.regionBytes - ref.offset) {
+    throw InternalError(
+        fmt::format("shm zero-copy descriptor from rank {} out of its region", peer));
+  }
+  auto key = std::make_pair(peer, ref.id);
+  auto it = peerMaps_.find(key);
+  if (it == peerMaps_.end()) it = peerMaps_.emplace(key, PeerMapping(ref)).first;
+  return it->second.base() + ref.offset;
+}
+
 bool ShmTransport::progressSend(const SendOp& op, OpState& st) {
   const int p = op.peer;
+  if (st.ackSeq) {
+    peerConsumed_[p] = atomic(consumed(rank_, p)).load(std::memory_order_acquire);
+    st.done = peerConsumed_[p] >= st.ackSeq;
+    return st.done;
+  }
   const bool inlined = op.bytes <= kInlineBytes;
   bool progressed = false;
   while (!st.done) {
@@ -372,11 +436,27 @@ bool ShmTransport::progressSend(const SendOp& op, OpState& st) {
     }
     const uint64_t slot = (k - 1) % slots_;
     SlotHeader& h = header(rank_, p, slot);
+    if (st.offset == 0 && op.bytes >= zeroCopyBytes_ && op.bytes > kInlineBytes) {
+      if (auto ref = findSharedRegion(op.data, op.bytes)) {
+        std::memcpy(h.inlineData, &*ref, sizeof(*ref));
+        h.messageBytes = op.bytes;
+        h.fillBytes = 0;
+        h.kind = kDescriptor;
+        atomic(h.seq).store(k, std::memory_order_seq_cst);
+        sent_[p] = k;
+        st.offset = op.bytes;
+        st.ackSeq = k;
+        ++zeroCopySends_;
+        wake(p);
+        return true;
+      }
+    }
     const size_t n = std::min(slotBytes_, op.bytes - st.offset);
     const auto* src = static_cast<const std::byte*>(op.data) + st.offset;
     if (n) std::memcpy(inlined ? h.inlineData : slotData(rank_, p, slot), src, n);
     h.messageBytes = op.bytes;
     h.fillBytes = static_cast<uint32_t>(n);
+    h.kind = kData;
     atomic(h.seq).store(k, std::memory_order_seq_cst);  // publish; orders the doorbell check
     sent_[p] = k;
     st.offset += n;
@@ -395,7 +475,7 @@ bool ShmTransport::progressRecv(const RecvOp& op, OpState& st) {
     const uint64_t slot = (k - 1) % slots_;
     const SlotHeader& h = header(p, rank_, slot);
     if (atomic(const_cast<uint64_t&>(h.seq)).load(std::memory_order_acquire) != k) break;
-    const size_t n = h.fillBytes;
+    size_t n = h.fillBytes;
     if ((!st.started && h.messageBytes != op.bytes) || n > op.bytes - st.offset) {
       throw InternalError(fmt::format(
           "shm exchange on rank {}: receive from rank {} expected {} bytes, the sender sent {} "
@@ -404,6 +484,14 @@ bool ShmTransport::progressRecv(const RecvOp& op, OpState& st) {
     }
     st.started = true;
     const std::byte* src = op.bytes <= kInlineBytes ? h.inlineData : slotData(p, rank_, slot);
+    if (h.kind == kDescriptor) {
+      if (st.offset != 0)
+        throw InternalError("shm zero-copy descriptor in the middle of a message");
+      SharedRegionRef ref;
+      std::memcpy(&ref, h.inlineData, sizeof(ref));
+      src = peerMemory(p, ref, op.bytes);
+      n = op.bytes;
+    }
     if (op.reduce) {
       const size_t es = dataTypeSize(op.dtype);
       reduce(op.dtype, op.op, static_cast<std::byte*>(op.dst) + st.offset,

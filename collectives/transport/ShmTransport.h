@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,10 +21,14 @@
 
 namespace cb {
 
+inline constexpr size_t kDefaultZeroCopyBytes = size_t{64} << 10;
+
 struct ShmOptions {
   size_t slotBytes = size_t{256} << 10;  // bytes per ring slot (a multiple of 4 KiB)
   int slots = 8;                         // slots per channel
-  double setupSeconds = 60;              // deadline of the set-up collectives
+  // Messages from this size up that lie in shareable memory go zero-copy (SIZE_MAX: never).
+  size_t zeroCopyBytes = kDefaultZeroCopyBytes;
+  double setupSeconds = 60;  // deadline of the set-up collectives
 };
 
 // This machine's host name ("" if unknown).

@@ -59,10 +59,15 @@ std::string defaultTransport(const Communicator& comm) {
   return "mpi";
 }
 
-std::unique_ptr<Transport> makeTransport(const std::string& name, Communicator& comm) {
+std::unique_ptr<Transport> makeTransport(const std::string& name, Communicator& comm,
+                                         size_t shmZeroCopyBytes) {
   if (auto why = transportUnsupported(name, comm)) throw UsageError(*why);
   if (name == "local") return makeLocalTransport(comm);
-  if (name == "shm") return makeShmTransport(comm);
+  if (name == "shm") {
+    ShmOptions o;
+    o.zeroCopyBytes = shmZeroCopyBytes;
+    return makeShmTransport(comm, o);
+  }
   if (name == "ucx") return makeUcxTransport(comm);
   return makeMpiTransport(comm);
 }

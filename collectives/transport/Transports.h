@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/transport/ShmTransport.h"
 #include "core/Communicator.h"
 #include "core/Transport.h"
 
@@ -23,6 +24,8 @@ std::optional<std::string> transportUnsupported(const std::string& name, const C
 // "local" in the local world; in an MPI world "shm" when all ranks share one host, else "ucx"
 // when UCX works on every rank, else "mpi".
 std::string defaultTransport(const Communicator& comm);
-std::unique_ptr<Transport> makeTransport(const std::string& name, Communicator& comm);
+// `shmZeroCopyBytes`: the shm transport's zero-copy threshold (ShmOptions::zeroCopyBytes).
+std::unique_ptr<Transport> makeTransport(const std::string& name, Communicator& comm,
+                                         size_t shmZeroCopyBytes = kDefaultZeroCopyBytes);
 
 }  // namespace cb

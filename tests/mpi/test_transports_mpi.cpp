@@ -23,6 +23,7 @@
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "core/Reduce.h"
+#include "core/SharedMemory.h"
 
 namespace cb::test {
 namespace {
@@ -178,32 +179,38 @@ TEST_P(HostTransportTest, ManyExchangesInARow) {
 }
 
 // Runs `algo` through the host executor (twice, with fresh inputs) and checks every element.
+// The send and receive buffers are shareable memory (as the engine's are) when `shared`, so the
+// shm transport sends large messages zero-copy; otherwise private vectors, which it streams.
 void checkCollective(Transport& t, const AlgorithmInfo& algo, CollArgs args, bool inPlace, int rank,
-                     int n) {
+                     int n, bool shared = false) {
   const size_t es = dataTypeSize(args.dtype);
   const size_t sc = sendCount(args, n), rc = recvCount(args, n);
   HostExecutor exec(t, algo.build(rank, n, args, {}), args);
   for (uint64_t seed : {11, 12}) {
-    std::vector<std::byte> input(sc * es), recv(rc * es, std::byte{0x5a}), send;
+    std::vector<std::byte> input(sc * es), privateSend(sc * es), privateRecv(rc * es);
+    SharedHostBuffer sharedSend(shared ? sc * es : 0), sharedRecv(shared ? rc * es : 0);
+    auto* send = static_cast<std::byte*>(shared ? sharedSend.data() : privateSend.data());
+    auto* recv = static_cast<std::byte*>(shared ? sharedRecv.data() : privateRecv.data());
+    std::memset(recv, 0x5a, rc * es);
     fillInput(args, rank, n, seed, input.data());
-    const std::byte* got = recv.data();
+    const std::byte* got = recv;
     if (!inPlace) {
-      send = input;
-      exec.run(send.data(), recv.data(), soon());
+      std::memcpy(send, input.data(), sc * es);
+      exec.run(send, recv, soon());
     } else if (args.coll == Collective::kReduceScatter) {
-      send = input;
-      exec.run(send.data(), send.data() + inPlaceRecvOffset(args, rank) * es, soon());
-      got = send.data() + inPlaceRecvOffset(args, rank) * es;
+      std::memcpy(send, input.data(), sc * es);
+      exec.run(send, send + inPlaceRecvOffset(args, rank) * es, soon());
+      got = send + inPlaceRecvOffset(args, rank) * es;
     } else {
-      std::memcpy(recv.data() + inPlaceSendOffset(args, rank) * es, input.data(), sc * es);
-      exec.run(recv.data() + inPlaceSendOffset(args, rank) * es, recv.data(), soon());
+      std::memcpy(recv + inPlaceSendOffset(args, rank) * es, input.data(), sc * es);
+      exec.run(recv + inPlaceSendOffset(args, rank) * es, recv, soon());
     }
     std::vector<std::byte> expected(rc * es);
     ASSERT_TRUE(expectedOutput(args, rank, n, seed, expected.data()));
     EXPECT_EQ(countWrong(args.dtype, got, expected.data(), rc), 0)
         << collectiveName(args.coll) << "/" << algo.name << " count " << args.count << " "
         << dataTypeName(args.dtype) << " " << redOpName(args.op) << " seed " << seed
-        << (inPlace ? " in-place" : "");
+        << (inPlace ? " in-place" : "") << (shared ? " shared buffers" : "");
   }
 }
 
@@ -214,8 +221,10 @@ TEST_P(HostTransportTest, RingCollectivesThroughTheHostExecutor) {
     if (std::string_view(algo.name) != "ring") continue;
     for (size_t count : counts) {
       for (bool inPlace : {false, true}) {
-        CollArgs args{algo.coll, DataType::kFloat, RedOp::kSum, 0, count};
-        checkCollective(*t, algo, args, inPlace, rank(), size());
+        for (bool shared : {false, true}) {
+          CollArgs args{algo.coll, DataType::kFloat, RedOp::kSum, 0, count};
+          checkCollective(*t, algo, args, inPlace, rank(), size(), shared);
+        }
       }
     }
     if (hasReduction(algo.coll)) {
@@ -225,6 +234,27 @@ TEST_P(HostTransportTest, RingCollectivesThroughTheHostExecutor) {
                       size());
     }
   }
+  // Between processes the shm transport reads large messages in shareable memory in place.
+  if (GetParam() == "shm" && size() > 1) EXPECT_GT(t->zeroCopySends(), 0u);
+  if (GetParam() != "shm") EXPECT_EQ(t->zeroCopySends(), 0u);
+}
+
+// Every algorithm over shm with shareable buffers and zero copy from the smallest message up:
+// descriptors and streamed fills mixed in one schedule, in and out of place.
+TEST_F(MpiTest, EveryAlgorithmOverShmZeroCopy) {
+  ShmOptions o;
+  o.zeroCopyBytes = 41;
+  auto t = makeShmTransport(comm(), o);
+  for (const auto& algo : algorithms()) {
+    for (size_t count : {size_t{7}, size_t{1009}, size_t{65537}}) {
+      CollArgs args{algo.coll, DataType::kInt32, RedOp::kSum, 0, count};
+      if (algo.unsupported && algo.unsupported(size(), args, {})) continue;
+      for (bool inPlace : {false, true}) {
+        checkCollective(*t, algo, args, inPlace, rank(), size(), true);
+      }
+    }
+  }
+  if (size() > 1) EXPECT_GT(t->zeroCopySends(), 0u);
 }
 
 TEST_P(HostTransportTest, MismatchedSizesAreAnError) {

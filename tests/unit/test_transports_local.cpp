@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "collectives/transport/Transports.h"
 #include "core/Error.h"
 #include "core/Reduce.h"
+#include "core/SharedMemory.h"
 
 namespace cb {
 namespace {
@@ -99,6 +101,54 @@ TEST(ShmTransport, TimesOutAndThenRefuses) {
     }
     comm.barrier(soon());
   });
+}
+
+// Zero copy between thread ranks (the same code path as between processes: the receiver maps the
+// sender's memfd through /proc). Messages in shareable buffers at or above the threshold go as
+// descriptors, everything else streams: both must deliver the same bytes, in order.
+TEST(ShmTransport, ZeroCopyAndStreamedMessagesDeliverTheSameBytes) {
+  for (int n : {2, 3}) {
+    for (size_t threshold : {size_t{41}, size_t{4096}, SIZE_MAX}) {
+      LocalWorld::run(n, [&](Communicator& comm) {
+        ShmOptions o;
+        o.zeroCopyBytes = threshold;
+        o.slotBytes = 4096;  // streamed messages span several fills and wrap the ring
+        o.slots = 2;
+        auto t = makeShmTransport(comm, o);
+        const int r = comm.rank(), right = (r + 1) % n, left = (r - 1 + n) % n;
+        uint64_t expectedZeroCopy = 0;
+        for (size_t count : {size_t{1}, size_t{11}, size_t{1000}, size_t{70001}}) {
+          const size_t bytes = count * 4;
+          SharedHostBuffer out(bytes), acc(bytes), in(bytes);
+          auto fill = [](SharedHostBuffer& b, const std::vector<int32_t>& v) {
+            std::memcpy(b.data(), v.data(), v.size() * 4);
+          };
+          fill(out, ints(r, count, 1));
+          fill(acc, ints(r, count, 2));
+          std::vector<int32_t> priv = ints(r, count, 3), privIn(count);  // never zero copy
+          SendOp sends[] = {
+              {right, out.data(), bytes}, {left, out.data(), bytes}, {right, priv.data(), bytes}};
+          RecvOp recvs[] = {
+              {left, in.data(), bytes},
+              {right, acc.data(), bytes, true, acc.data(), DataType::kInt32, RedOp::kSum},
+              {left, privIn.data(), bytes}};
+          t->exchange(sends, recvs, soon());
+          if (bytes >= threshold && bytes > 40) expectedZeroCopy += 2;
+          auto want = ints(r, count, 2), fromRight = ints(right, count, 1);
+          for (size_t i = 0; i < count; ++i) want[i] += fromRight[i];
+          auto got = [&](SharedHostBuffer& b) {
+            std::vector<int32_t> v(count);
+            std::memcpy(v.data(), b.data(), bytes);
+            return v;
+          };
+          EXPECT_TRUE(got(in) == ints(left, count, 1)) << n << " ranks, count " << count;
+          EXPECT_TRUE(got(acc) == want) << n << " ranks, count " << count;
+          EXPECT_TRUE(privIn == ints(left, count, 3)) << n << " ranks, count " << count;
+        }
+        EXPECT_EQ(t->zeroCopySends(), expectedZeroCopy) << "threshold " << threshold;
+      });
+    }
+  }
 }
 
 // Oversubscription is judged on the union of the ranks' affinity masks: bound ranks (one CPU
