@@ -542,7 +542,10 @@ std::string ShmTransport::pendingSummary(std::span<const SendOp> sends,
                                          std::span<const RecvOp> recvs) const {
   std::string out;
   for (size_t i = 0; i < sends.size(); ++i) {
-    if (!sendState_[i].done) {
+    if (sendState_[i].ackSeq && !sendState_[i].done) {
+      out += fmt::format("{}zero-copy send to rank {} ({} bytes, not read yet)",
+                         out.empty() ? "" : ", ", sends[i].peer, sends[i].bytes);
+    } else if (!sendState_[i].done) {
       out += fmt::format("{}send to rank {} ({}/{} bytes)", out.empty() ? "" : ", ", sends[i].peer,
                          sendState_[i].offset, sends[i].bytes);
     }
