@@ -86,7 +86,11 @@ SweepOptions toSweep(const RunOptions& o) {
   if (o.zeroCopy == "off") {
     s.variantOptions.zeroCopyBytes = SIZE_MAX;
   } else if (!o.zeroCopy.empty()) {
-    s.variantOptions.zeroCopyBytes = parseSize(o.zeroCopy);
+    try {
+      s.variantOptions.zeroCopyBytes = parseSize(o.zeroCopy);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--zero-copy: {} (a size such as 64K, or off)", e.what()));
+    }
   }
   s.variantOptions.ranksPerNode = o.ranksPerNode;
   s.reference = o.reference;

@@ -41,6 +41,7 @@ expect_usage "root out of range" "out of range" "${run[@]}" broadcast -r 7
 expect_usage "bad -a" "-a" "${run[@]}" -a 9
 expect_usage "bad statistic" "unknown statistic" "${run[@]}" --stat p50x
 expect_usage "unknown transport" "unknown transport" "${run[@]}" allreduce --algo ring --transport carrier-pigeon
+expect_usage "bad --zero-copy" "--zero-copy" "${run[@]}" allreduce --zero-copy sometimes
 expect_usage "variant that can't run here" "can't run here" "${run[@]}" allreduce --algo mpi
 if "$cb" list --np 2 | grep -q "^  nccl"; then
   # GPU path built: asking for it on a machine without a usable device names the cause.
