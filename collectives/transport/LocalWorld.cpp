@@ -226,7 +226,7 @@ void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const Re
       if (r.reduce) {
         reduce(r.dtype, r.op, r.dst, r.local, post->data, r.bytes / dataTypeSize(r.dtype));
       } else if (r.bytes) {
-        std::memcpy(r.dst, post->data, r.bytes);
+        copyPiece(r.dst, post->data, r.bytes, r.bytes);
       }
       {
         auto& senderBox = s.boxes[post->src];
