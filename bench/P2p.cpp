@@ -325,9 +325,9 @@ struct P2pBench::Impl {
     }
     sizes = p2pSizes(o);
     const size_t bytes = std::max<size_t>(o.maxBytes, 64);
-    sendBuf = HostBuffer(bytes);
-    recvBuf = HostBuffer(bytes);
-    auto* s = sendBuf.as<uint8_t>();
+    sendBuf = SharedHostBuffer(bytes);
+    recvBuf = SharedHostBuffer(bytes);
+    auto* s = static_cast<uint8_t*>(sendBuf.data());
     for (size_t i = 0; i < bytes; ++i) s[i] = patternByte(comm.rank(), i);
     recvBuf.faultIn();
   }
@@ -384,7 +384,7 @@ struct P2pBench::Impl {
     std::vector<double> mine(static_cast<size_t>(iters), 0.0);
     int64_t wrong = 0;
     std::optional<std::string> failure;
-    auto* recv = recvBuf.as<uint8_t>();
+    auto* recv = static_cast<uint8_t*>(recvBuf.data());
     if (inPair && receives(initiator)) {
       // Poison with the complement of the expected bytes: a byte never written is counted.
       for (uint64_t i = 0; i < bytes; ++i) recv[i] = static_cast<uint8_t>(~patternByte(peer, i));
@@ -481,7 +481,7 @@ struct P2pBench::Impl {
   std::vector<std::string> transports;
   std::vector<std::pair<std::string, std::string>> skipped;
   std::vector<uint64_t> sizes;
-  HostBuffer sendBuf, recvBuf;
+  SharedHostBuffer sendBuf, recvBuf;  // shareable, as the collectives' buffers
   uint32_t ackOut = 0, ackIn = 0;
 };
 
