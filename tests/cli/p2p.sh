@@ -44,6 +44,17 @@ expect 0 "$cb" show 3 --db "$db"
 has "$out" "# bibw  uint8  none"
 [ "$(grep -cE '^ *[0-9]+ +[0-9]+ +local +out ' <<<"$out")" -eq 4 ] || fail "bibw rows: $out"
 
+# Processes over shm from 64 KiB up: the zero-copy path (the receiver reads the sender's buffer),
+# windows of sends to one peer in bw, both directions at once in bibw; every byte checked.
+for test in bw bibw; do
+  expect 0 "$mpirun" --allow-run-as-root --oversubscribe -np 2 "$cb" p2p $test -b 32K -e 1M -f 4 \
+    -n 5 -w 1 --transport shm --no-db
+  rows=$(grep -E '^[0-9]+ ' <<<"$out" | grep -vE '^[0-9]+ +[0-9.*]+ *$')
+  [ "$(grep -c . <<<"$rows")" -eq 3 ] || fail "shm $test: expected 3 sizes: $out"
+  bad=$(awk '$NF != 0' <<<"$rows")
+  [ -z "$bad" ] || fail "shm $test: wrong bytes: $bad"
+done
+
 # Every pair of three thread ranks, and the matrix of the links at 8 B.
 expect 0 "$cb" p2p latency --np 3 -b 8 -e 8 -n 20 --transport local --all-pairs --no-db
 has "$out" "# Matrix: latency (us) at 8 B over local"
