@@ -4,10 +4,33 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <type_traits>
+#include <vector>
+
 #include "core/Communicator.h"
 #include "core/Error.h"
+#include "core/Reduce.h"
 
 namespace cb::test {
+
+// Small integers, exact in every element type, distinct per (rank, salt): inputs whose sums,
+// products, minima and maxima compare bit for bit whatever the reduction order.
+inline std::vector<std::byte> values(DataType t, int rank, size_t count, int salt) {
+  std::vector<std::byte> out(count * dataTypeSize(t));
+  dispatchDataType(t, [&]<class T>() {
+    auto* p = reinterpret_cast<T*>(out.data());
+    for (size_t i = 0; i < count; ++i) {
+      int v = static_cast<int>((rank * 13 + i * 3 + salt) % 23) - 11;
+      if constexpr (std::is_integral_v<T>) {
+        p[i] = static_cast<T>(v);
+      } else {
+        p[i] = Arith<T>::store(static_cast<typename Arith<T>::Type>(v));
+      }
+    }
+  });
+  return out;
+}
 
 // The MpiWorld's communicator (set up by the test main before any test runs).
 Communicator& world();

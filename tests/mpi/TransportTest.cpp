@@ -21,23 +21,6 @@ class MpiTransportTest : public MpiTest {
   int left() { return (rank() - 1 + size()) % size(); }
 };
 
-// Integer-valued elements of `t` (exact in every type), distinct per rank and salt.
-std::vector<std::byte> values(DataType t, int rank, size_t count, int salt) {
-  std::vector<std::byte> out(count * dataTypeSize(t));
-  dispatchDataType(t, [&]<class T>() {
-    auto* p = reinterpret_cast<T*>(out.data());
-    for (size_t i = 0; i < count; ++i) {
-      int v = static_cast<int>((rank * 13 + i * 3 + salt) % 23) - 11;
-      if constexpr (std::is_integral_v<T>) {
-        p[i] = static_cast<T>(v);
-      } else {
-        p[i] = Arith<T>::store(static_cast<typename Arith<T>::Type>(v));
-      }
-    }
-  });
-  return out;
-}
-
 TEST_F(MpiTransportTest, Identity) {
   auto t = makeMpiTransport(comm());
   EXPECT_EQ(t->name(), "mpi");

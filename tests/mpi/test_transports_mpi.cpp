@@ -37,23 +37,6 @@ std::vector<std::byte> pattern(int src, size_t bytes, int salt) {
   return out;
 }
 
-// Small integers, exact in every element type, distinct per (rank, salt).
-std::vector<std::byte> values(DataType t, int rank, size_t count, int salt) {
-  std::vector<std::byte> out(count * dataTypeSize(t));
-  dispatchDataType(t, [&]<class T>() {
-    auto* p = reinterpret_cast<T*>(out.data());
-    for (size_t i = 0; i < count; ++i) {
-      int v = static_cast<int>((rank * 13 + i * 3 + salt) % 23) - 11;
-      if constexpr (std::is_integral_v<T>) {
-        p[i] = static_cast<T>(v);
-      } else {
-        p[i] = Arith<T>::store(static_cast<typename Arith<T>::Type>(v));
-      }
-    }
-  });
-  return out;
-}
-
 const size_t kSizes[] = {0, 1, 4096, size_t{3} << 20};
 
 class HostTransportTest : public MpiTest, public ::testing::WithParamInterface<std::string> {
