@@ -112,26 +112,12 @@ void reduce(DataType t, RedOp op, void* dst, const void* a, const void* b, size_
     auto* d = static_cast<T*>(dst);
     const auto* x = static_cast<const T*>(a);
     const auto* y = static_cast<const T*>(b);
-    switch (op) {
-      case RedOp::kSum:
-      case RedOp::kAvg:
-        if (!trySumStreaming(d, x, y, count, wholeBytes)) apply(d, x, y, count, SumFn<T>{});
-        break;
-      case RedOp::kProd: apply(d, x, y, count, ProdFn<T>{}); break;
-      case RedOp::kMax: apply(d, x, y, count, MaxFn<T>{}); break;
-      case RedOp::kMin: apply(d, x, y, count, MinFn<T>{}); break;
-      case RedOp::kBand:
-      case RedOp::kBor:
-      case RedOp::kBxor:
-        if constexpr (std::is_integral_v<T>) {
-          if (op == RedOp::kBand) apply(d, x, y, count, BandFn<T>{});
-          if (op == RedOp::kBor) apply(d, x, y, count, BorFn<T>{});
-          if (op == RedOp::kBxor) apply(d, x, y, count, BxorFn<T>{});
-        } else {
-          throw UsageError("bitwise reduction on a floating-point type");
-        }
-        break;
-    }
+    dispatchRedOp<T>(op, [&]<class F>() {
+      if constexpr (std::is_same_v<F, SumFn<T>>) {
+        if (trySumStreaming(d, x, y, count, wholeBytes)) return;
+      }
+      apply(d, x, y, count, F{});
+    });
   });
 }
 

@@ -16,6 +16,7 @@
 #if !defined(__CUDACC__)
 // DataType.h needs C++20 (std::span); nvcc compiles C++17, and kernels only need the functors.
 #include "core/DataType.h"
+#include "core/Error.h"
 #endif
 
 namespace cb {
@@ -123,6 +124,31 @@ decltype(auto) dispatchDataType(DataType t, Fn&& fn) {
     case DataType::kDouble: return fn.template operator()<double>();
   }
   return fn.template operator()<float>();
+}
+
+// Calls fn.template operator()<F>() with F the functor of `op` on elements of type T (SumFn for
+// kAvg: the division by n comes once, at the end). The host reduction and the CUDA kernels both
+// pick their functor here. Bitwise ops on floating-point types throw UsageError.
+template <class T, class Fn>
+void dispatchRedOp(RedOp op, Fn&& fn) {
+  switch (op) {
+    case RedOp::kSum:
+    case RedOp::kAvg: fn.template operator()<SumFn<T>>(); return;
+    case RedOp::kProd: fn.template operator()<ProdFn<T>>(); return;
+    case RedOp::kMax: fn.template operator()<MaxFn<T>>(); return;
+    case RedOp::kMin: fn.template operator()<MinFn<T>>(); return;
+    case RedOp::kBand:
+    case RedOp::kBor:
+    case RedOp::kBxor:
+      if constexpr (std::is_integral_v<T>) {
+        if (op == RedOp::kBand) fn.template operator()<BandFn<T>>();
+        if (op == RedOp::kBor) fn.template operator()<BorFn<T>>();
+        if (op == RedOp::kBxor) fn.template operator()<BxorFn<T>>();
+      } else {
+        throw UsageError("bitwise reduction on a floating-point type");
+      }
+      return;
+  }
 }
 
 // dst[i] = a[i] op b[i] for i < count. dst may alias a or b exactly (not partially).

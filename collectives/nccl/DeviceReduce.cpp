@@ -17,24 +17,7 @@ void deviceReduce(DataType t, RedOp op, void* dst, const void* a, const void* b,
     auto* d = static_cast<T*>(dst);
     const auto* x = static_cast<const T*>(a);
     const auto* y = static_cast<const T*>(b);
-    switch (op) {
-      case RedOp::kSum:
-      case RedOp::kAvg: launchReduceKernel<T, SumFn<T>>(d, x, y, count, stream); break;
-      case RedOp::kProd: launchReduceKernel<T, ProdFn<T>>(d, x, y, count, stream); break;
-      case RedOp::kMax: launchReduceKernel<T, MaxFn<T>>(d, x, y, count, stream); break;
-      case RedOp::kMin: launchReduceKernel<T, MinFn<T>>(d, x, y, count, stream); break;
-      case RedOp::kBand:
-      case RedOp::kBor:
-      case RedOp::kBxor:
-        if constexpr (std::is_integral_v<T>) {
-          if (op == RedOp::kBand) launchReduceKernel<T, BandFn<T>>(d, x, y, count, stream);
-          if (op == RedOp::kBor) launchReduceKernel<T, BorFn<T>>(d, x, y, count, stream);
-          if (op == RedOp::kBxor) launchReduceKernel<T, BxorFn<T>>(d, x, y, count, stream);
-        } else {
-          throw UsageError("bitwise reduction on a floating-point type");
-        }
-        break;
-    }
+    dispatchRedOp<T>(op, [&]<class F>() { launchReduceKernel<T, F>(d, x, y, count, stream); });
   });
   checkCuda(cudaGetLastError(), "reduction kernel launch");
 }
