@@ -274,12 +274,14 @@ struct P2pBench::Impl {
       }
       return std::nullopt;
     }
-    return transportUnsupported(name, comm);
+    return transportUnsupported(name, comm, o.timeoutSeconds);
   }
 
   std::unique_ptr<Transport> make(const std::string& name) {
     if (name == kMpiNative) return std::make_unique<MpiNativeTransport>(comm);
-    return makeTransport(name, comm);
+    TransportOptions to;
+    to.setupSeconds = o.timeoutSeconds;
+    return makeTransport(name, comm, to);
   }
 
   // Every rank gets the first reason any rank has (or none).

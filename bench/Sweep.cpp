@@ -271,8 +271,8 @@ class Engine {
 
   std::string variantLabel(const VariantInfo& v) const {
     if (v.backend != "hand") return v.name;
-    std::string t =
-        o_.variantOptions.transport.empty() ? defaultTransport(comm_) : o_.variantOptions.transport;
+    std::string t = o_.variantOptions.transport.empty() ? defaultTransport(comm_, o_.timeoutSeconds)
+                                                        : o_.variantOptions.transport;
     return v.name + "/" + t;
   }
 

@@ -21,10 +21,10 @@ AlgoOptions algoOptions(const CollArgs& args, const VariantOptions& v) {
 // --ranks-per-node 0 means "the real hosts": when every host holds the same number of
 // consecutive ranks, that number is the node size; otherwise (one host, or a scattered
 // placement the hierarchical schedules can't express) the whole world is one node.
-int ranksPerHost(Communicator& comm) {
+int ranksPerHost(Communicator& comm, double seconds) {
   char name[256] = {0};
   gethostname(name, sizeof name - 1);
-  auto hosts = comm.allgatherStrings(name, Deadline::after(60));
+  auto hosts = comm.allgatherStrings(name, Deadline::after(seconds));
   int n = static_cast<int>(hosts.size());
   int block = 1;
   while (block < n && hosts[block] == hosts[0]) ++block;
@@ -60,8 +60,9 @@ void registerScheduleVariants(Registry& r) {
     v.cost = algo.cost;
     v.unsupported = [&algo](const Communicator& comm, const CollArgs& args,
                             const VariantOptions& opts) -> std::optional<std::string> {
-      std::string t = opts.transport.empty() ? defaultTransport(comm) : opts.transport;
-      if (auto why = transportUnsupported(t, comm)) return why;
+      const double setup = opts.prepareTimeoutSeconds;
+      std::string t = opts.transport.empty() ? defaultTransport(comm, setup) : opts.transport;
+      if (auto why = transportUnsupported(t, comm, setup)) return why;
       if (!redOpValidFor(args.op, args.dtype)) {
         return fmt::format("{} is not defined for {}", redOpName(args.op),
                            dataTypeName(args.dtype));
@@ -70,12 +71,14 @@ void registerScheduleVariants(Registry& r) {
       return std::nullopt;
     };
     v.prepare = [&algo](Communicator& comm, const CollArgs& args, const VariantOptions& opts) {
-      std::string t = opts.transport.empty() ? defaultTransport(comm) : opts.transport;
+      const TransportOptions to{opts.prepareTimeoutSeconds, opts.zeroCopyBytes};
+      std::string t =
+          opts.transport.empty() ? defaultTransport(comm, to.setupSeconds) : opts.transport;
       AlgoOptions ao = algoOptions(args, opts);
-      if (ao.ranksPerNode == 0) ao.ranksPerNode = ranksPerHost(comm);
+      if (ao.ranksPerNode == 0) ao.ranksPerNode = ranksPerHost(comm, to.setupSeconds);
       auto schedule = algo.build(comm.rank(), comm.size(), args, ao);
-      return std::unique_ptr<PreparedCollective>(new PreparedSchedule(
-          makeTransport(t, comm, opts.zeroCopyBytes), std::move(schedule), args));
+      return std::unique_ptr<PreparedCollective>(
+          new PreparedSchedule(makeTransport(t, comm, to), std::move(schedule), args));
     };
     r.add(std::move(v));
   }

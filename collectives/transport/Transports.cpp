@@ -11,24 +11,22 @@
 namespace cb {
 namespace {
 
-// Deadline of the agreement collectives behind the checks below.
-constexpr double kAgreeSeconds = 60;
-
 // The checks take a const communicator (that is what the registry hands them), but agreeing
 // across ranks means talking: the collectives change no state of the communicator that callers
 // could observe.
 Communicator& talk(const Communicator& comm) { return const_cast<Communicator&>(comm); }
 
-bool oneHost(const Communicator& comm) {
+bool oneHost(const Communicator& comm, double seconds) {
   if (comm.worldKind() == WorldKind::kLocal) return true;
-  return allRanksOnOneHost(talk(comm), Deadline::after(kAgreeSeconds));
+  return allRanksOnOneHost(talk(comm), Deadline::after(seconds));
 }
 
 }  // namespace
 
 std::vector<std::string> transportNames() { return {"local", "mpi", "shm", "ucx"}; }
 
-std::optional<std::string> transportUnsupported(const std::string& name, const Communicator& comm) {
+std::optional<std::string> transportUnsupported(const std::string& name, const Communicator& comm,
+                                                double setupSeconds) {
   if (name == "local") {
     if (comm.worldKind() != WorldKind::kLocal) {
       return std::string("the local transport needs a local (threads) world");
@@ -42,7 +40,9 @@ std::optional<std::string> transportUnsupported(const std::string& name, const C
     return std::nullopt;
   }
   if (name == "shm") {
-    if (!oneHost(comm)) return std::string("the shm transport needs all ranks on one host");
+    if (!oneHost(comm, setupSeconds)) {
+      return std::string("the shm transport needs all ranks on one host");
+    }
     return std::nullopt;
   }
   // UCX is always built in; whether it works here shows when the transport is made (all ranks
@@ -51,24 +51,29 @@ std::optional<std::string> transportUnsupported(const std::string& name, const C
   return fmt::format("unknown transport '{}' (known: {})", name, fmt::join(transportNames(), ", "));
 }
 
-std::string defaultTransport(const Communicator& comm) {
+std::string defaultTransport(const Communicator& comm, double setupSeconds) {
   if (comm.worldKind() == WorldKind::kLocal) return "local";
-  if (oneHost(comm)) return "shm";
+  if (oneHost(comm, setupSeconds)) return "shm";
   bool ucxBroken = ucxUnavailable().has_value();
-  if (!talk(comm).anyTrue(ucxBroken, Deadline::after(kAgreeSeconds))) return "ucx";
+  if (!talk(comm).anyTrue(ucxBroken, Deadline::after(setupSeconds))) return "ucx";
   return "mpi";
 }
 
 std::unique_ptr<Transport> makeTransport(const std::string& name, Communicator& comm,
-                                         size_t shmZeroCopyBytes) {
-  if (auto why = transportUnsupported(name, comm)) throw UsageError(*why);
+                                         const TransportOptions& o) {
+  if (auto why = transportUnsupported(name, comm, o.setupSeconds)) throw UsageError(*why);
   if (name == "local") return makeLocalTransport(comm);
   if (name == "shm") {
-    ShmOptions o;
-    o.zeroCopyBytes = shmZeroCopyBytes;
-    return makeShmTransport(comm, o);
+    ShmOptions shm;
+    shm.zeroCopyBytes = o.shmZeroCopyBytes;
+    shm.setupSeconds = o.setupSeconds;
+    return makeShmTransport(comm, shm);
   }
-  if (name == "ucx") return makeUcxTransport(comm);
+  if (name == "ucx") {
+    UcxOptions ucx;
+    ucx.setupSeconds = o.setupSeconds;
+    return makeUcxTransport(comm, ucx);
+  }
   return makeMpiTransport(comm);
 }
 

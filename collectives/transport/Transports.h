@@ -18,14 +18,21 @@
 
 namespace cb {
 
+// `setupSeconds` bounds every collective wait below (the run's -T, so a stopped or lost rank ends
+// the run within the deadline the user gave, whichever step it happens to be in).
+struct TransportOptions {
+  double setupSeconds = 60;
+  size_t shmZeroCopyBytes = kDefaultZeroCopyBytes;  // ShmOptions::zeroCopyBytes
+};
+
 std::vector<std::string> transportNames();
 // Why `name` can't be used with `comm` (nullopt: it can). Unknown names are a reason too.
-std::optional<std::string> transportUnsupported(const std::string& name, const Communicator& comm);
+std::optional<std::string> transportUnsupported(const std::string& name, const Communicator& comm,
+                                                double setupSeconds = 60);
 // "local" in the local world; in an MPI world "shm" when all ranks share one host, else "ucx"
 // when UCX works on every rank, else "mpi".
-std::string defaultTransport(const Communicator& comm);
-// `shmZeroCopyBytes`: the shm transport's zero-copy threshold (ShmOptions::zeroCopyBytes).
+std::string defaultTransport(const Communicator& comm, double setupSeconds = 60);
 std::unique_ptr<Transport> makeTransport(const std::string& name, Communicator& comm,
-                                         size_t shmZeroCopyBytes = kDefaultZeroCopyBytes);
+                                         const TransportOptions& o = {});
 
 }  // namespace cb

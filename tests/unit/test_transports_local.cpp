@@ -5,9 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/Verify.h"
@@ -101,6 +103,21 @@ TEST(ShmTransport, TimesOutAndThenRefuses) {
     }
     comm.barrier(soon());
   });
+}
+
+// A rank that arrives late at set-up (stopped, lost) ends the others' set-up at the deadline the
+// caller gives (the run's -T), not at a fixed one: rank 1 is 2 s late for a 0.3 s deadline.
+TEST(ShmTransport, SetUpWaitsNoLongerThanTheGivenDeadline) {
+  TransportOptions o;
+  o.setupSeconds = 0.3;
+  EXPECT_THROW(LocalWorld::run(2,
+                               [&](Communicator& comm) {
+                                 if (comm.rank() == 1) {
+                                   std::this_thread::sleep_for(std::chrono::seconds(2));
+                                 }
+                                 makeTransport("shm", comm, o);
+                               }),
+               TimeoutError);
 }
 
 // Zero copy between thread ranks (the same code path as between processes: the receiver maps the
