@@ -203,13 +203,20 @@ void checkOptions(const Communicator& comm, const SweepOptions& o, const Registr
   }
 }
 
+VariantOptions withTransport(Communicator& comm, const SweepOptions& o) {
+  VariantOptions v = o.variantOptions;
+  if (v.transport.empty()) v.transport = defaultTransport(comm, o.timeoutSeconds);
+  return v;
+}
+
 class Engine {
  public:
   Engine(Communicator& comm, const SweepOptions& o, const SweepSink& sink)
       : comm_(comm),
         o_(o),
         sink_(sink),
-        registry_(o.registry ? *o.registry : Registry::builtin()) {}
+        registry_(o.registry ? *o.registry : Registry::builtin()),
+        variantOptions_(withTransport(comm, o)) {}
 
   SweepSummary run() {
     validate();
@@ -271,9 +278,7 @@ class Engine {
 
   std::string variantLabel(const VariantInfo& v) const {
     if (v.backend != "hand") return v.name;
-    std::string t = o_.variantOptions.transport.empty() ? defaultTransport(comm_, o_.timeoutSeconds)
-                                                        : o_.variantOptions.transport;
-    return v.name + "/" + t;
+    return v.name + "/" + variantOptions_.transport;
   }
 
   void checkInterrupt() {
@@ -354,7 +359,7 @@ class Engine {
                    p,
                    n};
     std::optional<std::string> why;
-    if (v.unsupported) why = v.unsupported(comm_, args, o_.variantOptions);
+    if (v.unsupported) why = v.unsupported(comm_, args, variantOptions_);
     if (auto agreed = agreeOnReason(why)) {
       pr.status = "unsupported";
       pr.message = *agreed;
@@ -368,11 +373,11 @@ class Engine {
     std::optional<std::string> failure, missing;
     try {
       buf = pool_.get(*alloc, v.memory, args, comm_.rank(), n, p);
-      prepared = v.prepare(comm_, args, o_.variantOptions);
-      if (o_.variantOptions.graphLaunches > 0 && o_.checkRounds > 0) {
+      prepared = v.prepare(comm_, args, variantOptions_);
+      if (variantOptions_.graphLaunches > 0 && o_.checkRounds > 0) {
         // A graph replays the call N times: in-place reductions would apply N times, so the
         // check rounds use a plain instance (cheap: backends reuse their communicator).
-        VariantOptions plain = o_.variantOptions;
+        VariantOptions plain = variantOptions_;
         plain.graphLaunches = 0;
         checker = v.prepare(comm_, args, plain);
       }
@@ -474,6 +479,9 @@ class Engine {
   const SweepOptions& o_;
   const SweepSink& sink_;
   const Registry& registry_;
+  // The user's variant options with the transport resolved once: the default transport is the
+  // same for every point, and finding it is collective.
+  const VariantOptions variantOptions_;
   SweepSummary summary_;
   BufferPool pool_;
   bool stop_ = false;
