@@ -94,11 +94,17 @@ struct BxorFn {
   CB_HD T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
 };
 
-// x / n for the final step of avg.
+// x / n for the final step of avg. Integers divide in the promoted type, truncating toward zero
+// as NCCL's ncclDevSumPostDiv does (casting n to T first would make n = 128 negative in int8 and
+// n = 256 zero in uint8).
 template <class T>
 CB_HD T divideBy(T x, int n) {
   if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(x / static_cast<T>(n));
+    if constexpr (std::is_signed_v<T>) {
+      return static_cast<T>(static_cast<int64_t>(x) / n);
+    } else {
+      return static_cast<T>(static_cast<uint64_t>(x) / static_cast<uint64_t>(n));
+    }
   } else {
     using A = Arith<T>;
     return A::store(A::load(x) / static_cast<typename A::Type>(n));
