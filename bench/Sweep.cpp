@@ -7,7 +7,9 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <thread>
 
+#include "bench/TimingLoops.h"
 #include "bench/Verify.h"
 #include "collectives/transport/Transports.h"
 #include "core/Error.h"
@@ -103,12 +105,6 @@ double combine(RankCombine how, const std::vector<double>& all, int nranks, int 
     }
   }
   return acc;
-}
-
-void spinFor(double seconds) {
-  double until = nowSeconds() + seconds;
-  while (nowSeconds() < until) {
-  }
 }
 
 void checkOptions(const Communicator& comm, const SweepOptions& o, const Registry& registry) {
@@ -270,10 +266,20 @@ class Engine {
     std::vector<const VariantInfo*> out;
     for (const auto* v : registry_.forCollective(c)) {
       if (all || std::find(o_.variants.begin(), o_.variants.end(), v->name) != o_.variants.end()) {
-        out.push_back(v);
+        out.push_back(onDevice(v));
       }
     }
     return out;
+  }
+
+  // --transport cuda: hand-written algorithms run by the CUDA executor on device buffers.
+  const VariantInfo* onDevice(const VariantInfo* v) const {
+#if defined(COLLBENCH_HAVE_CUDA)
+    if (v->backend == "hand" && variantOptions_.transport == "cuda") {
+      if (const auto* d = deviceScheduleVariant(v->coll, v->name)) return d;
+    }
+#endif
+    return v;
   }
 
   std::string variantLabel(const VariantInfo& v) const {
@@ -399,49 +405,89 @@ class Engine {
       return;
     }
     PreparedCollective& checked = checker ? *checker : *prepared;
+    // A run-time error is this point's "failed" (or "unsupported" for an EnvironmentError, e.g.
+    // NCCL refusing a forced algorithm), not the end of the sweep. The ranks agree on it after
+    // the point. Timeouts and interrupts still end the sweep: a rank is then stuck or gone, and
+    // the communicator can't be trusted with another point.
+    try {
+      timeAndCheck(v, args, buf, *prepared, checked, cycle, pr);
+    } catch (const TimeoutError&) {
+      throw;
+    } catch (const InterruptedError&) {
+      throw;
+    } catch (const EnvironmentError& e) {
+      missing = e.what();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    if (auto agreed = agreeOnReason(missing)) {
+      dropMeasurement(pr, "unsupported", *agreed);
+    } else if (auto failed = agreeOnReason(failure)) {
+      dropMeasurement(pr, "failed", *failed);
+    }
+    emit(pr);
+  }
+
+  // A point that failed part-way keeps nothing it measured: its status and reason only.
+  static void dropMeasurement(PointResult& pr, const char* status, const std::string& why) {
+    pr.status = status;
+    pr.message = why;
+    pr.iterations = 0;
+    pr.summary = Summary{};
+    pr.timeSeconds = pr.algbw = pr.busbw = 0;
+    pr.wrong = -1;
+    pr.samples.clear();
+    pr.rankSamples.clear();
+  }
+
+  // The timed iterations (TimingLoops.h) and the check rounds of one point; fills `pr`. Throws on
+  // a failure of the collective; every rank returns or throws at the same call when the failure
+  // is the collective's own.
+  void timeAndCheck(const VariantInfo& v, const CollArgs& args, const Buffers& buf,
+                    PreparedCollective& prepared, PreparedCollective& checked, int cycle,
+                    PointResult& pr) {
+    const int n = comm_.size();
     const size_t es = dataTypeSize(args.dtype);
-    const size_t sb = sendCount(args, n) * es, rb = recvCount(args, n) * es;
-    std::vector<std::byte> host(std::max(sb, rb));
-    fillInput(args, comm_.rank(), n, 1, host.data());
-    buf.sendStore->upload(buf.sendOffset, host.data(), sb);
+    const size_t rb = recvCount(args, n) * es;
+    auto upload = [&](DataBuffer* store, size_t base) {
+      return [store, base](size_t off, const void* host, size_t bytes) {
+        store->upload(base + off, host, bytes);
+      };
+    };
+    uploadInput(args, comm_.rank(), n, 1, upload(buf.sendStore, buf.sendOffset));
 
     const bool injected =
         o_.injectDelayUs > 0 && (o_.injectDelayVariant.empty() || o_.injectDelayVariant == v.name ||
                                  o_.injectDelayVariant == pr.variant);
-    auto timedCall = [&]() {
-      comm_.barrier(deadline());
-      double t0 = nowSeconds();
-      prepared->run(buf.send, buf.recv, deadline());
-      if (injected) spinFor(o_.injectDelayUs * 1e-6);
-      double t = nowSeconds() - t0;
-      if (auto dev = prepared->lastDeviceSeconds()) t = *dev;
-      return t;
-    };
+    TimedTarget target{comm_,
+                       prepared,
+                       buf.send,
+                       buf.recv,
+                       o_.timeoutSeconds,
+                       injected ? o_.injectDelayUs * 1e-6 : 0.0,
+                       variantOptions_.blockingWait == 1};
 
     int iters = o_.iterations;
     if (o_.timeBudgetSeconds > 0) {
       // Adaptive: the warm-up tells the time per call; all ranks take the slowest estimate.
       // The first call may pay one-off costs (connection set-up, caches): it is not counted.
       int probes = std::max(o_.warmup, 2);
-      std::vector<double> t(probes);
-      for (auto& x : t) x = timedCall();
+      auto t = runTimingLoop(TimingMode::kPerCall, target, 0, probes);
       double perCall = percentile(std::span<const double>(t).subspan(1), 0.5);
       auto all = comm_.allgather(perCall, deadline());
       perCall = *std::max_element(all.begin(), all.end());
       double want = o_.timeBudgetSeconds / std::max(perCall, 1e-7);
       iters = static_cast<int>(std::clamp(want, 5.0, 100000.0));
-    } else {
-      for (int i = 0; i < o_.warmup; ++i) timedCall();
     }
-
-    std::vector<double> mine(iters);
-    for (int i = 0; i < iters; ++i) mine[i] = timedCall();
+    const int warmup = o_.timeBudgetSeconds > 0 ? 0 : o_.warmup;
+    std::vector<double> mine = runTimingLoop(o_.timing, target, warmup, iters);
+    const int samples = static_cast<int>(mine.size());
     auto bytes = comm_.allgatherBytes(mine.data(), mine.size() * sizeof(double), deadline());
-    pr.rankSamples.resize(static_cast<size_t>(n) * iters);
+    pr.rankSamples.resize(static_cast<size_t>(n) * samples);
     std::memcpy(pr.rankSamples.data(), bytes.data(), bytes.size());
-    pr.samples.resize(iters);
-    for (int i = 0; i < iters; ++i)
-      pr.samples[i] = combine(o_.combine, pr.rankSamples, n, iters, i);
+    pr.samples.resize(samples);
+    for (int i = 0; i < samples; ++i)
+      pr.samples[i] = combine(o_.combine, pr.rankSamples, n, samples, i);
     pr.iterations = iters;
     pr.summary = summarize(pr.samples);
     pr.timeSeconds = pick(pr.summary, o_.statistic);
@@ -452,27 +498,27 @@ class Engine {
 
     if (o_.checkRounds > 0) {
       int64_t wrong = 0;
-      std::vector<std::byte> expected(rb);
-      std::vector<std::byte> poison(rb, std::byte{0xa5});
+      DataBuffer* recvStore = buf.recvStore;
+      const size_t recvBase = buf.recvOffset;
+      auto download = [recvStore, recvBase](size_t off, void* host, size_t bytes) {
+        recvStore->download(recvBase + off, host, bytes);
+      };
       for (int round = 0; round < o_.checkRounds; ++round) {
         uint64_t seed =
             1000003ull * static_cast<uint64_t>(cycle + 1) + static_cast<uint64_t>(round) + 2;
         // Poison the output first so an output the collective never wrote is caught, then
         // write the input (in place the input lives inside the output).
-        buf.recvStore->upload(buf.recvOffset, poison.data(), rb);
-        fillInput(args, comm_.rank(), n, seed, host.data());
-        buf.sendStore->upload(buf.sendOffset, host.data(), sb);
+        uploadPoison(upload(buf.recvStore, buf.recvOffset), rb);
+        uploadInput(args, comm_.rank(), n, seed, upload(buf.sendStore, buf.sendOffset));
         comm_.barrier(deadline());
         checked.run(buf.send, buf.recv, deadline());
-        if (expectedOutput(args, comm_.rank(), n, seed, expected.data())) {
-          buf.recvStore->download(buf.recvOffset, host.data(), rb);
-          wrong += countWrong(args.dtype, host.data(), expected.data(), recvCount(args, n));
-        }
+        int64_t w = checkOutput(args, comm_.rank(), n, seed, download, verifyThreads_);
+        if (w > 0) wrong += w;
       }
       auto all = comm_.allgather<int64_t>(wrong, deadline());
       pr.wrong = std::accumulate(all.begin(), all.end(), int64_t{0});
     }
-    emit(pr);
+    if (auto note = prepared.note()) pr.message = *note;
   }
 
   Communicator& comm_;
@@ -484,6 +530,10 @@ class Engine {
   const VariantOptions variantOptions_;
   SweepSummary summary_;
   BufferPool pool_;
+  // Host verification threads per rank: the host's CPUs shared by the ranks (assumed all on one
+  // host when the world is not larger than the CPUs), at most 8.
+  const int verifyThreads_ = std::clamp(
+      static_cast<int>(std::thread::hardware_concurrency()) / std::max(comm_.size(), 1), 1, 8);
   bool stop_ = false;
 };
 

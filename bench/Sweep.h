@@ -2,10 +2,13 @@
 // results through the sink, point by point (so the CLI prints and commits each as it finishes).
 //
 // Per point (collective x variant x dtype x op x size x placement):
-//   allocate and fault in buffers; warm up (-w); time -n iterations, each as
-//   barrier (outside the timer) -> t0 -> one call -> t1, every rank timing its own call;
+//   allocate and fault in buffers; warm up (-w); time -n iterations with the loop of --timing
+//   (bench/TimingLoops.h; default: barrier (outside the timer) -> t0 -> one call -> t1, every
+//   rank timing its own call);
 //   gather per-rank samples; the iteration time combines ranks (max by default, -a);
 //   then -c check rounds with a fresh integer pattern each, #wrong summed over ranks.
+// A run-time error of a point makes that point failed (unsupported for an EnvironmentError) on
+// every rank and the sweep goes on; a timeout or an interrupt ends the sweep.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/TimingLoops.h"
 #include "collectives/Registry.h"
 #include "core/Collective.h"
 #include "core/Communicator.h"
@@ -44,7 +48,8 @@ struct SweepOptions {
   int cycles = 1;                // -N: repeat the whole sweep
   double timeoutSeconds = 300;   // -T: deadline for any single blocking wait
   double timeBudgetSeconds = 0;  // adaptive mode: time per point picks the iteration count
-  RankCombine combine = RankCombine::kMax;  // -a
+  RankCombine combine = RankCombine::kMax;   // -a
+  TimingMode timing = TimingMode::kPerCall;  // --timing: whose loop times the calls
   Statistic statistic = Statistic::kMedian;
   bool outOfPlace = true;
   bool inPlace = true;

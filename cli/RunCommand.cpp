@@ -15,6 +15,7 @@
 #include "core/Size.h"
 #include "core/Text.h"
 #if defined(COLLBENCH_HAVE_CUDA)
+#include "collectives/nccl/NcclTuning.h"
 #include "collectives/nccl/NcclVariantPlan.h"
 #include "collectives/nccl/NcclVariants.h"
 #endif
@@ -27,10 +28,12 @@ struct RunOptions {
   std::string minBytes = "8", maxBytes = "64M";
   double stepFactor = 2;
   std::string stepBytes;
-  int iters = 20, warmup = 5, check = 1, cycles = 1, root = 0, average = 3;
+  int iters = 20, warmup = 5, check = 1, cycles = 1, root = 0;
+  int average = -1;  // -1: the timing mode's (timingDefaults)
   double timeout = 300;
   std::string dtype = "float", op = "sum";
-  std::string stat = "median";
+  std::string stat;    // "": the timing mode's
+  std::string timing;  // "": nccl-tests with --format nccl-tests, else per-call
   std::string timeBudget;
   std::string algo = "all";
   std::string transport;
@@ -48,6 +51,7 @@ struct RunOptions {
   int blocking = 0, graph = 0, registration = 0;
   bool reference = false;
   std::string ncclAlgo, ncclProto;
+  bool ncclChoice = false;
   WorldOptions world;
 };
 
@@ -68,12 +72,20 @@ SweepOptions toSweep(const RunOptions& o) {
   s.cycles = o.cycles;
   s.timeoutSeconds = o.timeout;
   s.timeBudgetSeconds = o.timeBudget.empty() ? 0 : parseDurationSeconds(o.timeBudget);
-  if (o.average < 0 || o.average > 3) {
+  s.timing = parseTimingMode(o.timing.empty() && o.format == "nccl-tests" ? "nccl-tests"
+                             : o.timing.empty()                           ? "per-call"
+                                                                          : o.timing);
+  TimingDefaults d = timingDefaults(s.timing);
+  int average = o.average < 0 ? d.average : o.average;
+  if (average > 3) {
     throw UsageError(
         fmt::format("-a {} is not one of 0 (rank 0), 1 (avg), 2 (min), 3 (max)", o.average));
   }
-  s.combine = static_cast<RankCombine>(o.average);
-  s.statistic = parseStatistic(o.stat);
+  s.combine = static_cast<RankCombine>(average);
+  s.statistic = o.stat.empty() ? d.statistic : parseStatistic(o.stat);
+  if (s.timing != TimingMode::kPerCall && s.timeBudgetSeconds > 0) {
+    throw UsageError("--time-budget needs --timing per-call");
+  }
   if (o.placement == "out") {
     s.inPlace = false;
   } else if (o.placement == "in") {
@@ -136,8 +148,9 @@ int doRun(const RunOptions& o) {
   Registry registry = Registry::builtin();
   if (!o.ncclAlgo.empty() || !o.ncclProto.empty()) {
 #if defined(COLLBENCH_HAVE_CUDA)
-    registerNcclPlanVariants(registry, ncclVariantPlan(o.ncclAlgo.empty() ? "all" : o.ncclAlgo,
-                                                       o.ncclProto.empty() ? "all" : o.ncclProto));
+    // An unforced half stays NCCL's choice ("auto" in the column name): --nccl-proto LL alone
+    // is nccl:auto/LL, not every algorithm with LL.
+    registerNcclPlanVariants(registry, ncclVariantPlan(o.ncclAlgo, o.ncclProto));
     sweep.registry = &registry;
 #else
     throw EnvironmentError(
@@ -147,6 +160,18 @@ int doRun(const RunOptions& o) {
   if (o.format != "collbench" && o.format != "nccl-tests" && o.format != "none") {
     throw UsageError(
         fmt::format("--format '{}' is not one of collbench, nccl-tests, none", o.format));
+  }
+#if defined(COLLBENCH_HAVE_CUDA)
+  struct CloseTuningLog {
+    ~CloseTuningLog() { NcclTuningLog::close(); }  // the log file goes on every exit path
+  } closeTuningLog;
+#endif
+  if (o.ncclChoice) {
+#if defined(COLLBENCH_HAVE_CUDA)
+    NcclTuningLog::enable();  // before any NCCL call: NCCL reads NCCL_DEBUG once
+#else
+    throw EnvironmentError("--nccl-choice needs the GPU path, which is not in this build");
+#endif
   }
   installInterruptHandlers();
   const std::string cmdline = commandLine();
@@ -237,10 +262,15 @@ void setupRunCommand(CLI::App& app, Action& action) {
   sub->add_option("-T,--timeout", o->timeout, "Deadline in seconds for any single wait")
       ->capture_default_str();
   sub->add_option("-a,--average", o->average,
-                  "How rank times combine per iteration: 0 rank 0, 1 avg, 2 min, 3 max")
-      ->capture_default_str();
-  sub->add_option("--stat", o->stat, "Statistic over iterations: median mean min max p99")
-      ->capture_default_str();
+                  "How rank times combine per iteration: 0 rank 0, 1 avg, 2 min, 3 max (default: "
+                  "3 with --timing per-call, 1 otherwise, as nccl-tests, OSU and IMB average)");
+  sub->add_option("--stat", o->stat,
+                  "Statistic over iterations: median mean min max p99 (default: median with "
+                  "--timing per-call, mean otherwise)");
+  sub->add_option("--timing", o->timing,
+                  "Whose timing loop: per-call (collbench: barrier, then each call timed), "
+                  "nccl-tests (N calls back to back / N; implied by --format nccl-tests), osu "
+                  "(OMB: call, then barrier outside the timer), imb (IMB's loop)");
   sub->add_option("--time-budget", o->timeBudget,
                   "Adaptive mode: time per point (e.g. 200ms) picks the iteration count");
   sub->add_option("--algo", o->algo, "Variants to run (comma list of names, or all)")
@@ -270,19 +300,27 @@ void setupRunCommand(CLI::App& app, Action& action) {
                 "Also measure memcpy on every rank at once at each size (column 'memcpy'; busbw = "
                 "aggregate copy bandwidth): the hardware limit to compare with");
   sub->add_option("-z,--blocking", o->blocking,
-                  "GPU: 0 poll the stream, 1 blocking synchronization (as nccl-tests -z)")
+                  "With --timing nccl-tests: 1 waits for each call and barriers after it inside "
+                  "the timed batch (nccl-tests -z 1); per-call timing always does")
       ->capture_default_str();
   sub->add_option("-G,--cudagraph", o->graph,
-                  "GPU: capture N calls in a CUDA graph and time per call (as nccl-tests -G)")
+                  "GPU: with --timing nccl-tests, capture the batch of -n calls in a CUDA graph "
+                  "and launch it N times (nccl-tests -G); per-call timing: each sample launches "
+                  "a graph of N calls; time / calls")
       ->capture_default_str();
   sub->add_option("-R,--local_register", o->registration,
-                  "GPU: 0 none, 1 ncclCommRegister, 2 symmetric windows (as nccl-tests -R)")
+                  "GPU: 0 none, 1 ncclCommRegister of ncclMemAlloc buffers, 2 symmetric windows "
+                  "(as nccl-tests -R)")
       ->capture_default_str();
   sub->add_option("--nccl-algo", o->ncclAlgo,
                   "GPU: also run NCCL_ALGO variants (Ring,Tree,CollNetDirect,CollNetChain,NVLS,"
-                  "NVLSTree,PAT or all), each a column");
+                  "NVLSTree,PAT or all), each a column; alone: NCCL picks the protocol");
   sub->add_option("--nccl-proto", o->ncclProto,
-                  "GPU: NCCL_PROTO values for those variants (LL,LL128,Simple or all)");
+                  "GPU: NCCL_PROTO values for those variants (LL,LL128,Simple or all); alone: "
+                  "NCCL picks the algorithm (nccl:auto/LL)");
+  sub->add_flag("--nccl-choice", o->ncclChoice,
+                "GPU: record in each NCCL point's message the algorithm/protocol NCCL ran (from "
+                "NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=TUNING; rank 0 logs a line per call)");
   sub->add_option("--np", o->world.np,
                   "Ranks of the local world (threads; default: cores, at least 2)");
   sub->add_option("--inject-delay", o->injectDelay,

@@ -119,6 +119,7 @@ void printHeader(std::FILE* out, const RunHeader& h, const SweepOptions* sweep) 
                sweep->minBytes, sweep->maxBytes, sweep->iterations, sweep->warmup,
                sweep->checkRounds, sweep->cycles, statisticName(sweep->statistic),
                rankCombineName(sweep->combine), static_cast<int>(sweep->combine));
+    fmt::print(out, "# timing {}\n", timingModeDescription(sweep->timing));
     if (sweep->timeBudgetSeconds > 0) {
       fmt::print(out, "# adaptive: {:g} s per point picks the iteration count (-n ignored)\n",
                  sweep->timeBudgetSeconds);

@@ -25,8 +25,8 @@ struct VariantOptions {
   // shm transport: messages from this size up are read in place by the receiver (SIZE_MAX: off)
   size_t zeroCopyBytes = kDefaultZeroCopyBytes;
   // GPU variants (collectives/nccl), with nccl-tests' flags:
-  int blockingWait = 0;        // -z: 0 poll the stream (deadline-checked), 1 blocking sync
-  int graphLaunches = 0;       // -G: capture this many calls in a CUDA graph; time = total / N
+  int blockingWait = 0;        // -z 1: nccl-tests loop waits and barriers after each call
+  int graphLaunches = 0;       // -G N: CUDA graphs, N launches (collectives/nccl/GpuOptions.h)
   int bufferRegistration = 0;  // -R: 0 none, 1 ncclCommRegister, 2 symmetric windows
   double prepareTimeoutSeconds = 300;  // deadline for prepare() (NCCL init, bootstrap); -T
 };
@@ -41,6 +41,18 @@ class PreparedCollective {
   // Device variants time on the device (CUDA events around the call); when this returns a
   // value after run(), the engine uses it instead of its host clock.
   virtual std::optional<double> lastDeviceSeconds() const { return std::nullopt; }
+  // nccl-tests' batch: `calls` calls issued back to back and waited for once. Device variants
+  // enqueue them all, wait once, and return the seconds per call they timed themselves (host
+  // clock, as nccl-tests; set-up copies excluded; with -G: one graph of the calls launched N
+  // times, / N). The default runs them one after another and returns nullopt: the caller's
+  // clock times the batch.
+  // What the library reported about the calls made since the last note (e.g. "NCCL ran
+  // Ring/LL"), for the point's message; nullopt when there is nothing to say.
+  virtual std::optional<std::string> note() { return std::nullopt; }
+  virtual std::optional<double> runBatch(const void* send, void* recv, int calls, Deadline d) {
+    for (int i = 0; i < calls; ++i) run(send, recv, d);
+    return std::nullopt;
+  }
 };
 
 struct VariantInfo {
@@ -80,6 +92,9 @@ void registerMpiVariants(Registry& r);
 void registerScheduleVariants(Registry& r);
 #if defined(COLLBENCH_HAVE_CUDA)
 void registerNcclVariants(Registry& r);
+// The hand-written algorithm `name` of `c` run by the CUDA executor on device buffers (what
+// --transport cuda selects), or nullptr if there is no such algorithm.
+const VariantInfo* deviceScheduleVariant(Collective c, std::string_view name);
 #endif
 
 }  // namespace cb

@@ -1,24 +1,25 @@
 #!/usr/bin/env python3
-"""Checks collbench's MPI_Allreduce times against OSU's osu_allreduce definition on this machine.
+"""Checks collbench's MPI_Allreduce times against OSU's osu_allreduce on this machine.
 
-Runs, interleaved (the order rotates each repeat), REPEATS times each:
-  mpirun -np N osu_allreduce_ref -m MAX -i ITERS -x WARMUP -f -M     (tests/tools: OSU's loop)
-  mpirun -np N osu_allreduce_ref ... -t          (the same, with collbench's MPI thread level)
-  mpirun -np N collbench run allreduce --algo mpi -a 1 --stat mean -n ITERS -w WARMUP
-      --placement out -b 4 -e MAX --no-db --json FILE                  (OSU's "Avg Latency")
-and prints, per size, medians over the repeats of
-  - OSU's "Avg Latency" and collbench's -a 1 --stat mean (the same definition), their ratio and
-    the ratio's range over the repeats;
-  - the median over iterations of the per-iteration rank average (the ref's -M column and
-    collbench's -a 1 --stat median from the same runs): the same comparison with a statistic that
-    preempted iterations on a noisy machine can't drag, against the ref with MPI_Init and with
-    MPI_Init_thread(FUNNELED) as collbench calls it;
-  - collbench's default statistic (median over iterations of the max over ranks), same runs.
-Usage: compare-osu-allreduce.py BUILD_DIR [--repeats 5] [--max 16777216] [--np 2]
+Runs, interleaved (the order rotates each repeat), REPEATS times each, for every size range:
+  mpirun -np N OSU -m MIN:MAX -i ITERS -x WARMUP [-T mpi_float]
+                                  (--osu PATH: OMB 7.x's osu_allreduce, float as collbench;
+                                   else tests/tools/osu_allreduce_ref, which uses float)
+  mpirun -np N collbench run allreduce --algo mpi --timing osu -n ITERS -w WARMUP
+      --placement out -b MIN -e MAX --no-db --json FILE    (OSU's loop and "Avg Latency")
+  mpirun -np N collbench run allreduce --algo mpi ... --json FILE   (collbench's default timing)
+and prints, per size, the medians over the repeats of OSU's "Avg Latency(us)" and collbench's
+OSU-mode time (the same definition), their ratio and the ratio's range over the repeats, and
+collbench's default figure (median over iterations of the slowest rank, per-call loop).
+--rank-prefix runs each rank under a command, e.g. "chrt -f 5" (real-time priority: on a shared
+machine the means then measure the benchmark, not the neighbours).
+Usage: compare-osu-allreduce.py BUILD_DIR [--osu PATH] [--repeats 3] [--np 2]
+       [--ranges 8:8192:10000:1000,16384:16777216:200:20] [--rank-prefix CMD]
 """
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -37,89 +38,86 @@ def run(cmd):
 
 
 def parse_osu(text):
-    avg, med = {}, {}
+    avg = {}
     for line in text.splitlines():
         if line.startswith("#") or not line.strip():
             continue
         fields = line.split()
         avg[int(fields[0])] = float(fields[1])
-        med[int(fields[0])] = float(fields[-2])  # -M: median of rank average, median of rank 0
-    return avg, med
+    return avg
 
 
 def parse_collbench(path):
     with open(path) as f:
         doc = json.load(f)
-    mean, med, median_of_max = {}, {}, {}
-    for p in doc["points"]:
-        if p["status"] != "ok":
-            continue
-        mean[p["bytes"]] = p["time_us"]
-        med[p["bytes"]] = p["summary_us"]["median"]  # samples are rank averages under -a 1
-        per_iteration_max = [max(v) for v in zip(*p["rank_samples_us"])]
-        median_of_max[p["bytes"]] = statistics.median(per_iteration_max)
-    return mean, med, median_of_max
+    return {p["bytes"]: p["time_us"] for p in doc["points"] if p["status"] == "ok"}
 
 
-def compare(cb_runs, ref_runs, s):
-    cb = statistics.median(run_[s] for run_ in cb_runs)
-    ref = statistics.median(run_[s] for run_ in ref_runs)
-    ratios = [c[s] / o[s] for c, o in zip(cb_runs, ref_runs)]
-    return ref, cb, f"{cb / ref:.2f}", f"{min(ratios):.2f}-{max(ratios):.2f}"
+def ranges(text):
+    out = []
+    for item in text.split(","):
+        lo, hi, iters, warm = (int(x) for x in item.split(":"))
+        out.append((lo, hi, iters, warm))
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--max", type=int, default=16 << 20)
+    ap.add_argument("--osu", help="OMB's osu_allreduce (default: tests/tools/osu_allreduce_ref)")
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--np", type=int, default=2)
-    ap.add_argument("--iters", type=int, default=1000)
-    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--ranges", type=ranges,
+                    default=ranges("8:8192:10000:1000,16384:16777216:200:20"),
+                    help="MIN:MAX:ITERS:WARMUP,... (bytes, timed and warm-up iterations)")
+    ap.add_argument("--rank-prefix", default="", help="command each rank runs under")
     a = ap.parse_args()
     mpirun = [shutil.which("mpirun") or "mpirun"] + MPIRUN_FLAGS + ["-np", str(a.np)]
-    osu_cmd = mpirun + [os.path.join(a.build, "tests/tools/osu_allreduce_ref"), "-m", str(a.max),
-                        "-i", str(a.iters), "-x", str(a.warmup), "-f", "-M"]
-    cb_cmd = mpirun + [os.path.join(a.build, "cli/collbench"), "run", "allreduce", "--algo",
-                       "mpi", "-a", "1", "--stat", "mean", "-n", str(a.iters), "-w",
-                       str(a.warmup), "--placement", "out", "-b", "4", "-e", str(a.max),
-                       "--no-db", "--format", "none"]
-    print("# OSU:       " + " ".join(osu_cmd))
-    print("# OSU -t:    " + " ".join(osu_cmd + ["-t"]))
-    print("# collbench: " + " ".join(cb_cmd) + " --json FILE")
-    res = {k: [] for k in ("osu_avg", "osu_med", "osut_avg", "osut_med", "cb_avg", "cb_med",
-                           "cb_max")}
+    mpirun += shlex.split(a.rank_prefix)
+    osu = a.osu or os.path.join(a.build, "tests/tools/osu_allreduce_ref")
+    cb = os.path.join(a.build, "cli/collbench")
+    res = {"osu": {}, "cb_osu": {}, "cb_default": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(a.repeats):
-            path = os.path.join(tmp, f"cb{r}.json")
-            steps = [("osu", osu_cmd), ("osut", osu_cmd + ["-t"]),
-                     ("cb", cb_cmd + ["--json", path])]
-            steps = steps[r % 3:] + steps[:r % 3]  # rotate which tool runs first
-            for name, cmd in steps:
-                print(f"# repeat {r + 1}/{a.repeats}: {name}", file=sys.stderr, flush=True)
-                text = run(cmd)
-                if name == "cb":
-                    values = parse_collbench(path)
-                    keys = ("cb_avg", "cb_med", "cb_max")
-                else:
-                    values = parse_osu(text)
-                    keys = (name + "_avg", name + "_med")
-                for key, v in zip(keys, values):
-                    res[key].append(v)
-    sizes = sorted(set(res["osu_avg"][0]) & set(res["cb_avg"][0]))
+        for lo, hi, iters, warm in a.ranges:
+            osu_cmd = mpirun + [osu, "-m", f"{lo}:{hi}", "-i", str(iters), "-x", str(warm)]
+            if a.osu:
+                osu_cmd += ["-T", "mpi_float"]  # OMB 7.x defaults to MPI_CHAR; collbench: float
+            cb_cmd = mpirun + [cb, "run", "allreduce", "--algo", "mpi", "-n", str(iters), "-w",
+                               str(warm), "--placement", "out", "-b", str(lo), "-e", str(hi),
+                               "--no-db", "--format", "none", "-c", "0"]
+            print("# OSU:                " + " ".join(osu_cmd))
+            print("# collbench osu mode: " + " ".join(cb_cmd) + " --timing osu --json FILE")
+            print("# collbench default:  " + " ".join(cb_cmd) + " --json FILE")
+            for r in range(a.repeats):
+                steps = [("osu", osu_cmd), ("cb_osu", cb_cmd + ["--timing", "osu"]),
+                         ("cb_default", cb_cmd)]
+                steps = steps[r % 3:] + steps[:r % 3]  # rotate which tool runs first
+                for name, cmd in steps:
+                    print(f"# {lo}-{hi}: repeat {r + 1}/{a.repeats}: {name}", file=sys.stderr,
+                          flush=True)
+                    if name == "osu":
+                        values = parse_osu(run(cmd))
+                    else:
+                        path = os.path.join(tmp, f"{name}.json")
+                        run(cmd + ["--json", path])
+                        values = parse_collbench(path)
+                    for s, v in values.items():
+                        res[name].setdefault(s, []).append(v)
+    sizes = sorted(s for s in res["osu"] if s in res["cb_osu"])
     print(f"# {a.repeats} interleaved repeats; medians over the repeats; times in us")
-    print("| size (B) | OSU avg | collbench mean | ratio | range "
-          "| ref median | collbench median | ratio | range "
-          "| ref -t median | ratio | range | collbench default |")
-    print("|---:" * 13 + "|")
+    print("| size (B) | OSU avg | collbench --timing osu | ratio | range | collbench default |")
+    print("|---:" * 6 + "|")
+    worst = 0.0
     for s in sizes:
-        o_avg, c_avg, r1, g1 = compare(res["cb_avg"], res["osu_avg"], s)
-        o_med, c_med, r2, g2 = compare(res["cb_med"], res["osu_med"], s)
-        t_med, _, r3, g3 = compare(res["cb_med"], res["osut_med"], s)
-        mx = statistics.median(run_[s] for run_ in res["cb_max"])
-        print(f"| {s} | {o_avg:.2f} | {c_avg:.2f} | {r1} | {g1} | {o_med:.2f} | {c_med:.2f} "
-              f"| {r2} | {g2} | {t_med:.2f} | {r3} | {g3} | {mx:.2f} |")
+        o, c = res["osu"][s], res["cb_osu"][s]
+        ratios = [x / y for x, y in zip(c, o)]
+        ratio = statistics.median(c) / statistics.median(o)
+        worst = max(worst, abs(ratio - 1))
+        d = statistics.median(res["cb_default"][s]) if s in res["cb_default"] else float("nan")
+        print(f"| {s} | {statistics.median(o):.2f} | {statistics.median(c):.2f} | {ratio:.2f} "
+              f"| {min(ratios):.2f}-{max(ratios):.2f} | {d:.2f} |")
+    print(f"# largest |ratio - 1| over sizes: {worst:.3f}")
 
 
 if __name__ == "__main__":

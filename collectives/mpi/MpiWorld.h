@@ -1,5 +1,6 @@
-// The MPI world: under mpirun/srun each process is a rank. MpiWorld initializes MPI (thread
-// level FUNNELED is enough: only the main thread calls MPI) and finalizes it on destruction.
+// The MPI world: under mpirun/srun each process is a rank. MpiWorld initializes MPI at thread
+// level SINGLE (only the main thread calls MPI; see MpiWorld.cpp for why not FUNNELED) and
+// finalizes it on destruction.
 #pragma once
 
 #include <memory>

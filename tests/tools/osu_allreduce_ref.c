@@ -17,9 +17,12 @@
  * iterations of the per-iteration average over ranks (collbench's -a 1 --stat median), a figure
  * that a noisy machine's preempted iterations can't drag as they drag the mean, and the median of
  * rank 0's own times (collbench's -a 0 --stat median).
- * And -t: MPI_Init_thread(MPI_THREAD_FUNNELED), the thread level collbench asks for, instead of
- * OSU's MPI_Init (Open MPI 4.1 is measurably slower at mid sizes when asked for more than SINGLE).
- * Usage: mpirun -np N osu_allreduce_ref [-m [MIN:]MAX] [-i ITERS] [-x WARMUP] [-f] [-M] [-t]
+ * And -t: MPI_Init_thread(MPI_THREAD_FUNNELED) instead of OSU's MPI_Init, to show what that
+ * level costs: Open MPI turns its internal locking on for any level above SINGLE, which is why
+ * collbench asks for SINGLE (docs/MEASUREMENT.md).
+ * And -B: the barrier after each round is MPI_Ibarrier completed by an MPI_Test loop (collbench's
+ * Communicator::barrier, which honours a deadline) instead of MPI_Barrier.
+ * Usage: mpirun -np N osu_allreduce_ref [-m [MIN:]MAX] [-i ITERS] [-x WARMUP] [-f] [-M] [-t] [-B]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -41,6 +44,7 @@ typedef struct {
   int full;
   int median;
   int funneled;
+  int nonblocking_barrier;
 } Options;
 
 static int parse_sizes(const char* text, Options* o) {
@@ -66,7 +70,8 @@ static int parse_options(int argc, char** argv, Options* o) {
   o->full = 0;
   o->median = 0;
   o->funneled = 0;
-  while ((c = getopt(argc, argv, "m:i:x:fMth")) != -1) {
+  o->nonblocking_barrier = 0;
+  while ((c = getopt(argc, argv, "m:i:x:fMtBh")) != -1) {
     switch (c) {
       case 'm':
         if (parse_sizes(optarg, o)) return -1;
@@ -82,10 +87,23 @@ static int parse_options(int argc, char** argv, Options* o) {
       case 'f': o->full = 1; break;
       case 'M': o->median = 1; break;
       case 't': o->funneled = 1; break;
+      case 'B': o->nonblocking_barrier = 1; break;
       default: return -1;
     }
   }
   return optind == argc ? 0 : -1;
+}
+
+/* The barrier after each round: MPI's, or collbench's kind (-B). */
+static void round_barrier(const Options* o) {
+  if (!o->nonblocking_barrier) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    return;
+  }
+  MPI_Request req;
+  int done = 0;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  while (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
 }
 
 static int compare_doubles(const void* a, const void* b) {
@@ -122,7 +140,8 @@ int main(int argc, char** argv) {
   if (bad_usage) {
     if (rank == 0) {
       fprintf(stderr,
-              "usage: osu_allreduce_ref [-m [MIN:]MAX] [-i ITERS] [-x WARMUP] [-f] [-M] [-t]\n");
+              "usage: osu_allreduce_ref [-m [MIN:]MAX] [-i ITERS] [-x WARMUP] [-f] [-M] [-t] "
+              "[-B]\n");
     }
     MPI_Finalize();
     return 2;
@@ -168,7 +187,7 @@ int main(int argc, char** argv) {
       double t_start = MPI_Wtime();
       MPI_Allreduce(sendbuf, recvbuf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       double t_stop = MPI_Wtime();
-      MPI_Barrier(MPI_COMM_WORLD);
+      round_barrier(&o);
       if (i >= skip) {
         timer += t_stop - t_start;
         samples[i - skip] = (t_stop - t_start) * 1e6;

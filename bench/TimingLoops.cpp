@@ -1,0 +1,213 @@
+// The per-point timing loops (see TimingLoops.h).
+#include "bench/TimingLoops.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "collectives/mpi/MpiWorld.h"
+#include "core/Clock.h"
+#include "core/Error.h"
+#include "core/ExitStuck.h"
+
+namespace cb {
+namespace {
+
+struct ModeInfo {
+  TimingMode mode;
+  std::string_view name;
+  std::string_view description;
+};
+
+constexpr std::array<ModeInfo, 4> kModes{{
+    {TimingMode::kPerCall, "per-call",
+     "per-call: barrier, then each call timed on its own (device variants: CUDA events)"},
+    {TimingMode::kNcclTests, "nccl-tests",
+     "nccl-tests: one barrier, N calls back to back between one pair of events, time / N"},
+    {TimingMode::kOsu, "osu", "osu: t0, call, t1, then a barrier outside the timer (OMB's loop)"},
+    {TimingMode::kImb, "imb",
+     "imb: two barriers, then t0, call, t1, barrier per iteration (IMB's loop)"},
+}};
+
+const ModeInfo& info(TimingMode m) { return kModes[static_cast<size_t>(m)]; }
+
+void spinFor(double seconds) {
+  double until = nowSeconds() + seconds;
+  while (nowSeconds() < until) {
+  }
+}
+
+// One call between two timestamps. The deadline is made before t0, so the timed region holds the
+// call and nothing else of collbench's.
+inline double timedCall(const TimedTarget& t) {
+  Deadline d = Deadline::after(t.timeoutSeconds);
+  double t0 = nowSeconds();
+  t.call.run(t.send, t.recv, d);
+  if (t.injectDelaySeconds > 0) spinFor(t.injectDelaySeconds);
+  return nowSeconds() - t0;
+}
+
+std::vector<double> perCall(const TimedTarget& t, int warmup, int iterations) {
+  auto one = [&] {
+    t.comm.barrier(Deadline::after(t.timeoutSeconds));
+    double host = timedCall(t);
+    if (auto dev = t.call.lastDeviceSeconds()) return *dev + t.injectDelaySeconds;
+    return host;
+  };
+  for (int i = 0; i < warmup; ++i) one();
+  std::vector<double> samples(iterations);
+  for (auto& s : samples) s = one();
+  return samples;
+}
+
+// OSU's and IMB's barrier is MPI_Barrier. Communicator::barrier (MPI_Ibarrier completed by a test
+// loop, so that it honours a deadline) exits with more skew between the ranks: +7% on an 8-byte
+// MPI_Allreduce here (docs/MEASUREMENT.md). So under MPI these loops call MPI_Barrier itself, and
+// a guard thread bounds it instead: MPI can't abandon a barrier, so one still running -T seconds
+// after it began ends the process with one line. The guard only reads a timestamp every 50 ms;
+// entering and leaving a barrier is two relaxed stores, nothing that wakes a thread.
+class BarrierGuard {
+ public:
+  BarrierGuard(double seconds, int rank)
+      : seconds_(seconds), rank_(rank), thread_([this] { loop(); }) {}
+  ~BarrierGuard() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  BarrierGuard(const BarrierGuard&) = delete;
+  BarrierGuard& operator=(const BarrierGuard&) = delete;
+  void enter() { since_.store(nowSeconds(), std::memory_order_relaxed); }
+  void leave() { since_.store(0, std::memory_order_relaxed); }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(50), [this] { return stop_; })) {
+      double since = since_.load(std::memory_order_relaxed);
+      if (since > 0 && nowSeconds() - since > seconds_) {
+        exitStuck(fmt::format(
+            "rank {}: MPI_Barrier did not complete within {:g} s (-T); MPI can't abandon it, "
+            "exiting",
+            rank_, seconds_));
+      }
+    }
+  }
+
+  double seconds_;
+  int rank_;
+  std::atomic<double> since_{0};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts once the members it reads exist
+};
+
+// The barrier between OSU/IMB rounds: MPI_Barrier under MPI (guarded), else the communicator's.
+class RoundBarrier {
+ public:
+  RoundBarrier(Communicator& comm, double seconds) : comm_(comm), seconds_(seconds) {
+    if (comm.worldKind() == WorldKind::kMpi) {
+      mpi_ = mpiCommOf(comm);
+      guard_.emplace(seconds, comm.rank());
+    }
+  }
+  void operator()() {
+    if (!guard_) {
+      comm_.barrier(Deadline::after(seconds_));
+      return;
+    }
+    guard_->enter();
+    int rc = MPI_Barrier(mpi_);
+    guard_->leave();
+    checkMpi(rc, "MPI_Barrier");
+  }
+
+ private:
+  Communicator& comm_;
+  double seconds_;
+  MPI_Comm mpi_ = MPI_COMM_NULL;
+  std::optional<BarrierGuard> guard_;
+};
+
+// OSU and IMB: the barrier follows the call, outside the timer. `leadingBarriers` before the
+// first timed call (OSU 1, IMB N_BARR = 2); OSU's warm-up rounds are the loop's first rounds,
+// IMB's precede its barriers, which here is the same sequence of calls.
+std::vector<double> callThenBarrier(const TimedTarget& t, int warmup, int iterations,
+                                    int leadingBarriers) {
+  RoundBarrier barrier(t.comm, t.timeoutSeconds);
+  for (int b = 0; b < leadingBarriers; ++b) barrier();
+  std::vector<double> samples(iterations);
+  for (int i = 0; i < warmup + iterations; ++i) {
+    double s = timedCall(t);
+    barrier();
+    if (i >= warmup) samples[i - warmup] = s;
+  }
+  return samples;
+}
+
+// nccl-tests' BenchTime: warm-up calls, a barrier, then the batch; -z 1 (barrierEachCall) waits
+// for each call and barriers after it inside the timed batch, as nccl-tests' startColl does.
+std::vector<double> ncclTests(const TimedTarget& t, int warmup, int iterations) {
+  Deadline d = Deadline::after(t.timeoutSeconds);
+  if (warmup > 0) t.call.runBatch(t.send, t.recv, warmup, d);
+  t.comm.barrier(Deadline::after(t.timeoutSeconds));
+  d = Deadline::after(t.timeoutSeconds);
+  double t0 = nowSeconds();
+  std::optional<double> perCall;
+  if (t.barrierEachCall) {
+    for (int i = 0; i < iterations; ++i) {
+      t.call.run(t.send, t.recv, d);
+      t.comm.barrier(d);
+    }
+  } else {
+    perCall = t.call.runBatch(t.send, t.recv, iterations, d);
+  }
+  if (t.injectDelaySeconds > 0) spinFor(t.injectDelaySeconds * iterations);
+  double host = (nowSeconds() - t0) / iterations;
+  return {perCall ? *perCall + t.injectDelaySeconds : host};
+}
+
+}  // namespace
+
+std::string_view timingModeName(TimingMode m) { return info(m).name; }
+
+std::string_view timingModeDescription(TimingMode m) { return info(m).description; }
+
+TimingMode parseTimingMode(std::string_view name) {
+  for (const auto& m : kModes) {
+    if (m.name == name) return m.mode;
+  }
+  throw UsageError(fmt::format("--timing '{}' is not one of per-call, nccl-tests, osu, imb", name));
+}
+
+TimingDefaults timingDefaults(TimingMode m) {
+  if (m == TimingMode::kPerCall) return {3, Statistic::kMedian};
+  return {1, Statistic::kMean};
+}
+
+int samplesPerRank(TimingMode mode, int iterations) {
+  return mode == TimingMode::kNcclTests ? 1 : iterations;
+}
+
+std::vector<double> runTimingLoop(TimingMode mode, const TimedTarget& t, int warmup,
+                                  int iterations) {
+  switch (mode) {
+    case TimingMode::kPerCall: return perCall(t, warmup, iterations);
+    case TimingMode::kNcclTests: return ncclTests(t, warmup, iterations);
+    case TimingMode::kOsu: return callThenBarrier(t, warmup, iterations, 1);
+    case TimingMode::kImb: return callThenBarrier(t, warmup, iterations, 2);
+  }
+  throw InternalError("runTimingLoop: unknown timing mode");
+}
+
+}  // namespace cb
