@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "collectives/ScheduleVariants.h"
+
 #include "collectives/Registry.h"
 #include "collectives/algorithms/Algorithms.h"
 #include "collectives/schedule/HostExecutor.h"
 #include "collectives/transport/Transports.h"
 
 namespace cb {
-namespace {
 
 AlgoOptions algoOptions(const CollArgs& args, const VariantOptions& v) {
   AlgoOptions o;
@@ -18,9 +19,6 @@ AlgoOptions algoOptions(const CollArgs& args, const VariantOptions& v) {
   return o;
 }
 
-// --ranks-per-node 0 means "the real hosts": when every host holds the same number of
-// consecutive ranks, that number is the node size; otherwise (one host, or a scattered
-// placement the hierarchical schedules can't express) the whole world is one node.
 int ranksPerHost(Communicator& comm, double seconds) {
   char name[256] = {0};
   gethostname(name, sizeof name - 1);
@@ -35,6 +33,14 @@ int ranksPerHost(Communicator& comm, double seconds) {
   }
   return block;
 }
+
+AlgoOptions algoOptionsFor(Communicator& comm, const CollArgs& args, const VariantOptions& v) {
+  AlgoOptions ao = algoOptions(args, v);
+  if (ao.ranksPerNode == 0) ao.ranksPerNode = ranksPerHost(comm, v.prepareTimeoutSeconds);
+  return ao;
+}
+
+namespace {
 
 class PreparedSchedule final : public PreparedCollective {
  public:
@@ -74,8 +80,7 @@ void registerScheduleVariants(Registry& r) {
       const TransportOptions to{opts.prepareTimeoutSeconds, opts.zeroCopyBytes};
       std::string t =
           opts.transport.empty() ? defaultTransport(comm, to.setupSeconds) : opts.transport;
-      AlgoOptions ao = algoOptions(args, opts);
-      if (ao.ranksPerNode == 0) ao.ranksPerNode = ranksPerHost(comm, to.setupSeconds);
+      AlgoOptions ao = algoOptionsFor(comm, args, opts);
       auto schedule = algo.build(comm.rank(), comm.size(), args, ao);
       return std::unique_ptr<PreparedCollective>(
           new PreparedSchedule(makeTransport(t, comm, to), std::move(schedule), args));

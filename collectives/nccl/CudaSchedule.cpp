@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "collectives/ScheduleVariants.h"
 #include "collectives/nccl/CudaCheck.h"
 #include "collectives/nccl/DeviceCall.h"
 #include "collectives/nccl/DeviceReduce.h"
@@ -56,6 +57,14 @@ class CudaScheduleRun final : public PreparedCollective {
     call.body = [this, send, recv, d](cudaStream_t s) { enqueue(send, recv, s, d); };
     call.key = {send, recv};
     last_ = runner_.run(call, d);
+  }
+
+  std::optional<double> runBatch(const void* send, void* recv, int calls, Deadline d) override {
+    ScopedDevice on(device_);
+    DeviceCall call;
+    call.body = [this, send, recv, d](cudaStream_t s) { enqueue(send, recv, s, d); };
+    call.key = {send, recv};
+    return runner_.runBatch(call, calls, d);
   }
 
   std::optional<double> lastDeviceSeconds() const override { return last_; }
@@ -239,13 +248,6 @@ std::unique_ptr<PreparedCollective> prepareCudaSchedule(Communicator& comm, cons
 }
 
 VariantInfo makeCudaScheduleVariant(const AlgorithmInfo& algo, std::string name) {
-  // The host variants' mapping of VariantOptions onto AlgoOptions (ScheduleVariants.cpp).
-  auto algoOptions = [](const CollArgs& args, const VariantOptions& v) {
-    AlgoOptions o;
-    o.chunkElements = v.chunkBytes / dataTypeSize(args.dtype);
-    o.ranksPerNode = v.ranksPerNode;
-    return o;
-  };
   VariantInfo info;
   info.coll = algo.coll;
   info.name = std::move(name);
@@ -257,8 +259,8 @@ VariantInfo makeCudaScheduleVariant(const AlgorithmInfo& algo, std::string name)
   info.allocator = [](const Communicator& comm) {
     return makeGpuAllocator(comm, MemoryKind::kDevice);
   };
-  info.unsupported = [algo, algoOptions](const Communicator& comm, const CollArgs& args,
-                                         const VariantOptions& o) -> std::optional<std::string> {
+  info.unsupported = [algo](const Communicator& comm, const CollArgs& args,
+                            const VariantOptions& o) -> std::optional<std::string> {
     if (auto why = gpuUnavailableReason()) return why;
     if (!redOpValidFor(args.op, args.dtype)) {
       return fmt::format("{} is not defined for {}", redOpName(args.op), dataTypeName(args.dtype));
@@ -273,12 +275,20 @@ VariantInfo makeCudaScheduleVariant(const AlgorithmInfo& algo, std::string name)
     if (choice.device < 0) return choice.reason;
     return std::nullopt;
   };
-  info.prepare = [algo, algoOptions](Communicator& comm, const CollArgs& args,
-                                     const VariantOptions& o) {
-    return prepareCudaSchedule(comm, args,
-                               algo.build(comm.rank(), comm.size(), args, algoOptions(args, o)), o);
+  info.prepare = [algo](Communicator& comm, const CollArgs& args, const VariantOptions& o) {
+    auto schedule = algo.build(comm.rank(), comm.size(), args, algoOptionsFor(comm, args, o));
+    return prepareCudaSchedule(comm, args, std::move(schedule), o);
   };
   return info;
+}
+
+const VariantInfo* deviceScheduleVariant(Collective c, std::string_view name) {
+  static const Registry devices = [] {
+    Registry r;
+    for (const AlgorithmInfo& algo : algorithms()) r.add(makeCudaScheduleVariant(algo, algo.name));
+    return r;
+  }();
+  return devices.find(c, name);
 }
 
 }  // namespace cb

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 #include "collectives/nccl/CudaCheck.h"
 #include "collectives/nccl/GpuDevice.h"
@@ -52,9 +53,8 @@ DeviceCallRunner::DeviceCallRunner(int device, const GpuOptions& options,
       comm_(std::move(comm)),
       stream_(device),
       start_(device, cudaEventDefault),
-      // -z 1: the host sleeps in cudaEventSynchronize instead of spinning.
-      stop_(device, options.blockingWait == 1 ? cudaEventBlockingSync : cudaEventDefault) {
-  if (options_.blockingWait == 1 && comm_) {
+      stop_(device, cudaEventDefault) {
+  if (comm_) {
     std::weak_ptr<NcclComm> weak = comm_;
     watchdog_ = std::make_unique<Watchdog>([weak] {
       if (auto c = weak.lock()) c->abort();
@@ -67,11 +67,14 @@ DeviceCallRunner::~DeviceCallRunner() {
   if (!comm_ || comm_->usable()) cudaStreamSynchronize(stream_.get());
 }
 
-const CudaGraph& DeviceCallRunner::graphFor(const DeviceCall& call) {
-  auto found = std::find_if(graphs_.begin(), graphs_.end(),
-                            [&](const auto& g) { return g.first == call.key; });
+const CudaGraph& DeviceCallRunner::graphFor(const DeviceCall& call, int bodies) {
+  GraphKey key{call.key, bodies};
+  auto found =
+      std::find_if(graphs_.begin(), graphs_.end(), [&](const auto& g) { return g.first == key; });
   if (found != graphs_.end()) return found->second;
-  constexpr size_t kMaxGraphs = 2;  // out-of-place and in-place of the current size
+  // Out-of-place and in-place of the current size, per loop (per-call and batch of warm-ups and
+  // of timed calls).
+  constexpr size_t kMaxGraphs = 4;
   if (graphs_.size() >= kMaxGraphs) graphs_.erase(graphs_.begin());
 
   cudaStream_t s = stream_.get();
@@ -80,7 +83,7 @@ const CudaGraph& DeviceCallRunner::graphFor(const DeviceCall& call) {
   checkCuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   cudaGraph_t graph = nullptr;
   try {
-    for (int i = 0; i < options_.graphLaunches; ++i) call.body(s);
+    for (int i = 0; i < bodies; ++i) call.body(s);
   } catch (...) {
     cudaStreamEndCapture(s, &graph);  // leave the stream usable
     if (graph) cudaGraphDestroy(graph);
@@ -94,16 +97,36 @@ const CudaGraph& DeviceCallRunner::graphFor(const DeviceCall& call) {
     cudaGraphDestroy(graph);
     checkCuda(e, "cudaGraphInstantiate");
   }
-  graphs_.emplace_back(call.key, CudaGraph(graph, exec));
+  graphs_.emplace_back(key, CudaGraph(graph, exec));
   return graphs_.back().second;
 }
+
+namespace {
+
+// Arms the runner's watchdog for one call: an enqueue that blocks past the deadline (peers that
+// never connect) is ended by aborting the communicator.
+class Armed {
+ public:
+  Armed(Watchdog* w, Deadline d) : w_(w) {
+    if (w_) w_->arm(d);
+  }
+  ~Armed() { disarm(); }
+  bool disarm() { return w_ && std::exchange(w_, nullptr)->disarm(); }
+
+ private:
+  Watchdog* w_;
+};
+
+}  // namespace
 
 double DeviceCallRunner::run(const DeviceCall& call, Deadline d) {
   ScopedDevice on(device_);
   cudaStream_t s = stream_.get();
   if (comm_) comm_->checkAsync("before the call");
+  Armed armed(watchdog_.get(), d);
   if (call.pre) call.pre(s);
-  const CudaGraph* graph = options_.graphLaunches > 0 ? &graphFor(call) : nullptr;
+  const CudaGraph* graph =
+      options_.graphLaunches > 0 ? &graphFor(call, options_.graphLaunches) : nullptr;
   checkCuda(cudaEventRecord(start_.get(), s), "cudaEventRecord (start)");
   if (graph) {
     checkCuda(cudaGraphLaunch(graph->exec(), s), "cudaGraphLaunch");
@@ -113,38 +136,62 @@ double DeviceCallRunner::run(const DeviceCall& call, Deadline d) {
   checkCuda(cudaEventRecord(stop_.get(), s), "cudaEventRecord (stop)");
   if (call.post) call.post(s);
   wait(d);
+  if (armed.disarm()) throwAborted(d);
   float ms = 0;
   checkCuda(cudaEventElapsedTime(&ms, start_.get(), stop_.get()), "cudaEventElapsedTime");
   return perCallSeconds(ms, callsPerRun(options_));
 }
 
+double DeviceCallRunner::runBatch(const DeviceCall& call, int calls, Deadline d) {
+  if (calls < 1) throw InternalError(fmt::format("runBatch: {} calls", calls));
+  ScopedDevice on(device_);
+  cudaStream_t s = stream_.get();
+  if (comm_) comm_->checkAsync("before the calls");
+  Armed armed(watchdog_.get(), d);
+  if (call.pre) {
+    call.pre(s);
+    wait(d);
+  }
+  // nccl-tests captures the whole loop once and launches it -G times.
+  const CudaGraph* graph = options_.graphLaunches > 0 ? &graphFor(call, calls) : nullptr;
+  const int launches = graph ? options_.graphLaunches : 1;
+  double t0 = nowSeconds();
+  if (graph) {
+    for (int l = 0; l < launches; ++l) {
+      checkCuda(cudaGraphLaunch(graph->exec(), s), "cudaGraphLaunch");
+    }
+  } else {
+    for (int i = 0; i < calls; ++i) call.body(s);
+  }
+  wait(d);
+  double seconds = nowSeconds() - t0;
+  if (call.post) {
+    call.post(s);
+    wait(d);
+  }
+  if (armed.disarm()) throwAborted(d);
+  return seconds / (static_cast<double>(calls) * launches);
+}
+
 void DeviceCallRunner::runOnce(const Enqueue& work, Deadline d) {
   ScopedDevice on(device_);
   if (comm_) comm_->checkAsync("before the call");
+  Armed armed(watchdog_.get(), d);
   work(stream_.get());
   checkCuda(cudaEventRecord(stop_.get(), stream_.get()), "cudaEventRecord (stop)");
   wait(d);
+  if (armed.disarm()) throwAborted(d);
+}
+
+void DeviceCallRunner::throwAborted(Deadline d) {
+  throw TimeoutError(
+      fmt::format("the device call did not complete within {:g} s (-T); NCCL communicator aborted",
+                  d.seconds()));
 }
 
 void DeviceCallRunner::wait(Deadline d) {
   cudaStream_t s = stream_.get();
-  if (options_.blockingWait == 1) {
-    if (watchdog_) watchdog_->arm(d);
-    // The stop event was made with cudaEventBlockingSync: the host sleeps until the timed part
-    // ends; the untimed copies after it are short.
-    cudaError_t e = cudaEventSynchronize(stop_.get());
-    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    bool fired = watchdog_ && watchdog_->disarm();
-    if (fired) {
-      throw TimeoutError(fmt::format(
-          "the device call did not complete within {:g} s (-T); NCCL communicator aborted",
-          d.seconds()));
-    }
-    checkCuda(e, "cudaStreamSynchronize");
-    if (comm_) comm_->checkAsync("the device call");
-    return;
-  }
-  // -z 0: poll, as nccl-tests' testStreamSynchronize does.
+  // Poll, as nccl-tests' testStreamSynchronize does.
   while (true) {
     cudaError_t e = cudaStreamQuery(s);
     if (e == cudaSuccess) break;

@@ -1,7 +1,11 @@
 // Runs one timed device call for a prepared GPU collective: the work is enqueued on the rank's
 // stream between two CUDA events, optionally captured once into a CUDA graph of N calls (-G), and
-// waited for as -z says (see GpuOptions.h). The event time is the call's device time, which the
-// engine prefers to its host clock (PreparedCollective::lastDeviceSeconds).
+// waited for by polling the stream (as nccl-tests' testStreamSynchronize), NCCL's asynchronous
+// error and the deadline. The event time is the call's device time, which the engine prefers to
+// its host clock (PreparedCollective::lastDeviceSeconds). runBatch is nccl-tests' loop: N calls
+// back to back (or -G launches of a graph of the N calls) timed by the host clock.
+// A watchdog armed with the deadline around every call aborts the NCCL communicator if the
+// enqueue itself blocks (a blocking communicator connects peers in its first calls).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -85,10 +89,14 @@ class DeviceCallRunner {
   double run(const DeviceCall& call, Deadline d);
   // Runs `work` once, outside any graph and untimed, and waits for it (set-up probes).
   void runOnce(const Enqueue& work, Deadline d);
+  // nccl-tests' batch: `pre` (untimed), then `calls` bodies back to back, or with -G N that many
+  // launches of one graph of the `calls` bodies, waited for once; returns host seconds per body.
+  double runBatch(const DeviceCall& call, int calls, Deadline d);
 
  private:
-  const CudaGraph& graphFor(const DeviceCall& call);
+  const CudaGraph& graphFor(const DeviceCall& call, int bodies);
   void wait(Deadline d);
+  [[noreturn]] static void throwAborted(Deadline d);
 
   int device_;
   GpuOptions options_;
@@ -96,9 +104,14 @@ class DeviceCallRunner {
   CudaStream stream_;
   CudaEvent start_;
   CudaEvent stop_;
-  // The graphs captured so far, most recent last (out-of-place and in-place buffer pairs).
-  std::vector<std::pair<std::pair<const void*, const void*>, CudaGraph>> graphs_;
-  std::unique_ptr<Watchdog> watchdog_;  // -z 1 only; destroyed first (declared last)
+  // The graphs captured so far, most recent last: per buffer pair and number of bodies.
+  struct GraphKey {
+    std::pair<const void*, const void*> buffers;
+    int bodies;
+    bool operator==(const GraphKey&) const = default;
+  };
+  std::vector<std::pair<GraphKey, CudaGraph>> graphs_;
+  std::unique_ptr<Watchdog> watchdog_;  // with an NCCL communicator; destroyed first (last)
 };
 
 }  // namespace cb

@@ -147,6 +147,12 @@ std::unique_ptr<DataBuffer> GpuAllocator::allocate(size_t bytes) {
 
 std::unique_ptr<BufferAllocator> makeGpuAllocator(const Communicator& comm, MemoryKind kind) {
   if (kind == MemoryKind::kHost) return std::make_unique<HostAllocator>();
+  // Device memory from ncclMemAlloc, as nccl-tests allocates it: NCCL 2.28 registers
+  // (ncclCommRegister, -R 1) only cuMem-backed memory unless NCCL_LEGACY_CUDA_REGISTER=1, and the
+  // CUDA executor's buffers come from the same pool.
+  if (kind == MemoryKind::kDevice) {
+    return std::make_unique<GpuAllocator>(deviceForRank(comm), kind, DeviceAlloc::kNcclMemAlloc);
+  }
   return std::make_unique<GpuAllocator>(deviceForRank(comm), kind);
 }
 

@@ -93,7 +93,7 @@ class GpuAllocator final : public BufferAllocator {
 };
 
 // The allocator for this rank's GPU (deviceForRank); throws EnvironmentError without one.
-// kind kHost gives pageable host memory (HostAllocator).
+// kind kHost gives pageable host memory (HostAllocator); kDevice allocates with ncclMemAlloc.
 std::unique_ptr<BufferAllocator> makeGpuAllocator(const Communicator& comm, MemoryKind kind);
 
 }  // namespace cb

@@ -116,11 +116,20 @@ DeviceChoice chooseDevice(const Communicator& comm) {
   }
   int count = 0;
   checkCuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-  if (local >= count) {
-    return {-1, fmt::format("local rank {} needs GPU {}, but only {} CUDA device{} visible", local,
-                            local, count, count == 1 ? " is" : "s are")};
+  return pickDevice(local, count);
+}
+
+DeviceChoice pickDevice(int localRank, int visibleDevices) {
+  if (visibleDevices < 1) return {-1, "no CUDA devices"};
+  // One visible device: the launcher gave each rank its own GPU (Slurm --gpus-per-task=1,
+  // CUDA_VISIBLE_DEVICES per rank); it is device 0 whatever the local rank. Ranks that share it
+  // by mistake are caught by checkDistinctDevices (same PCI bus id on one host).
+  if (visibleDevices == 1) return {0, ""};
+  if (localRank >= visibleDevices) {
+    return {-1, fmt::format("local rank {} needs GPU {}, but only {} CUDA devices are visible",
+                            localRank, localRank, visibleDevices)};
   }
-  return {local, ""};
+  return {localRank, ""};
 }
 
 int deviceForRank(const Communicator& comm) {

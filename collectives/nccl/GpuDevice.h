@@ -4,7 +4,8 @@
 //
 // Device selection follows nccl-tests: one GPU per rank, the rank's index among the ranks on its
 // host. In the local (threads) world that is the rank; under a launcher it is the local rank the
-// launcher exports (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, ...).
+// launcher exports (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, ...). When a rank
+// sees exactly one device (Slurm --gpus-per-task=1), that device is its own: device 0.
 #pragma once
 
 #include <functional>
@@ -37,6 +38,9 @@ struct DeviceChoice {
   std::string reason;  // set when device < 0
 };
 DeviceChoice chooseDevice(const Communicator& comm);
+// The rule chooseDevice applies (pure, tested on the host): with one visible device, device 0
+// (each rank was given its own GPU); otherwise the local rank's index, if it is visible.
+DeviceChoice pickDevice(int localRank, int visibleDevices);
 // chooseDevice(comm).device, or throws EnvironmentError with the reason.
 int deviceForRank(const Communicator& comm);
 

@@ -2,15 +2,15 @@
 // cb::VariantOptions (blockingWait, graphLaunches, bufferRegistration, prepareTimeoutSeconds);
 // gpuOptionsFrom() validates and copies them here.
 //
-//   -z blockingWait        0: the host polls the call's end event, checking NCCL's asynchronous
-//                             error and the deadline (nccl-tests' testStreamSynchronize);
-//                          1: the host sleeps in a blocking-sync event wait while a watchdog
-//                             aborts the NCCL communicator at the deadline.
-//   -G graphLaunches N     capture N calls into a CUDA graph once per buffer pair, then each run
-//                          launches the graph; the reported time per call is total / N.
-//   -R bufferRegistration  0: none; 1: ncclCommRegister on the engine's buffers; 2: symmetric
-//                          windows (ncclMemAlloc + ncclCommWindowRegister), staged: see
-//                          NcclVariants.cpp.
+//   -z blockingWait        nccl-tests' -z 1: in the nccl-tests timing loop, wait for each call and
+//                          barrier after it, inside the timed batch (bench/TimingLoops). The
+//                          per-call loop always waits for each call. Waits poll the stream.
+//   -G graphLaunches N     nccl-tests loop: the batch of calls is captured once into a CUDA graph
+//                          and launched N times; time = total / (calls x N), as nccl-tests.
+//                          Per-call loop: each timed sample launches a graph of N calls, / N.
+//   -R bufferRegistration  0: none; 1: ncclCommRegister on the engine's buffers (allocated with
+//                          ncclMemAlloc, which NCCL 2.28 needs to register them); 2: symmetric
+//                          windows (ncclCommWindowRegister), staged: see NcclVariants.cpp.
 #pragma once
 
 #include "collectives/Registry.h"

@@ -1,4 +1,4 @@
-// Non-blocking NCCL communicators with deadlines, scoped NCCL environment settings and the
+// Blocking NCCL communicators with deadlines, scoped NCCL environment settings and the
 // per-thread communicator pool (see NcclComm.h).
 #include "collectives/nccl/NcclComm.h"
 
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -16,7 +17,9 @@
 #include <thread>
 
 #include "collectives/nccl/CudaCheck.h"
+#include "collectives/nccl/Watchdog.h"
 #include "core/Error.h"
+#include "core/ExitStuck.h"
 
 namespace cb {
 namespace {
@@ -138,9 +141,21 @@ NcclComm::NcclComm(Communicator& comm, int device, const NcclEnv& env, Deadline 
 
   ScopedNcclEnv scoped(env_, d);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
+  config.blocking = 1;
+  // A blocking init can't be aborted safely (NcclComm.h): past the deadline, end the process
+  // with one line rather than hang.
+  const int rank = rank_;
+  const double seconds = d.seconds();
+  Watchdog initWatch([rank, seconds] {
+    exitStuck(fmt::format(
+        "rank {}: ncclCommInitRankConfig did not complete within {:g} s (-T); NCCL can't abort "
+        "a blocking init, exiting",
+        rank, seconds));
+  });
+  initWatch.arm(d);
+  ncclResult_t r = ncclCommInitRankConfig(&comm_, size_, root.id, rank_, &config);
+  initWatch.disarm();
   try {
-    ncclResult_t r = ncclCommInitRankConfig(&comm_, size_, root.id, rank_, &config);
     complete(r, "ncclCommInitRankConfig", d);
   } catch (...) {
     abort();
@@ -153,19 +168,17 @@ NcclComm::~NcclComm() {
   int previous = -1;
   cudaGetDevice(&previous);
   cudaSetDevice(device_);
+  // Finalize flushes outstanding work and may wait for peers: a watchdog bounds it, and an
+  // abort (which ends the wait) replaces the destroy when it fires or anything failed.
   bool destroyed = false;
   if (!failed_.load()) {
-    // Finalize flushes outstanding work; non-blocking, so bounded by a short grace period.
+    Watchdog watch([this] { abort(); });
+    watch.arm(Deadline::after(10));
     ncclResult_t state = ncclCommFinalize(comm_);
-    auto grace = Deadline::after(10);
-    Backoff backoff;
-    while (state == ncclInProgress && !grace.expired()) {
-      backoff.pause();
-      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) break;
-    }
-    if (state == ncclSuccess) destroyed = ncclCommDestroy(comm_) == ncclSuccess;
+    bool fired = watch.disarm();
+    if (!fired && state == ncclSuccess) destroyed = ncclCommDestroy(comm_) == ncclSuccess;
   }
-  if (!destroyed) ncclCommAbort(comm_);
+  if (!destroyed && !aborted_.load()) ncclCommAbort(comm_);
   if (previous >= 0) cudaSetDevice(previous);
 }
 
@@ -216,6 +229,13 @@ void NcclComm::fail(ncclResult_t r, const char* what) {
   throw NcclCallError(ncclErrorMessage(r, what, last), r, last);
 }
 
+NcclCommPool::NcclCommPool()
+    : NcclCommPool([](Communicator& comm, int device, const NcclEnv& env, Deadline d) {
+        return std::make_shared<NcclComm>(comm, device, env, d);
+      }) {}
+
+NcclCommPool::NcclCommPool(NcclCommFactory factory) : factory_(std::move(factory)) {}
+
 NcclCommPool& NcclCommPool::forThisThread() {
   thread_local NcclCommPool pool;
   return pool;
@@ -223,9 +243,6 @@ NcclCommPool& NcclCommPool::forThisThread() {
 
 std::shared_ptr<NcclComm> NcclCommPool::acquire(Communicator& comm, int device, const NcclEnv& env,
                                                 Deadline d) {
-  constexpr size_t kMaxPerOwner = 2;  // the default communicator and one algorithm variant
-  constexpr size_t kMaxEntries = 8;
-
   std::string key = ncclEnvText(env);
   auto it = std::find_if(entries_.begin(), entries_.end(),
                          [&](const Entry& e) { return e.owner == &comm && e.envKey == key; });
@@ -245,22 +262,16 @@ std::shared_ptr<NcclComm> NcclCommPool::acquire(Communicator& comm, int device, 
 
   // Make room first, so the old communicator's GPU memory is free before the new one allocates.
   // Every rank runs the same sequence, so every rank evicts the same entries.
-  auto evictOldest = [&](auto pred) {
-    auto victim = entries_.end();
-    for (auto e = entries_.begin(); e != entries_.end(); ++e) {
-      if (pred(*e) && (victim == entries_.end() || e->lastUse < victim->lastUse)) victim = e;
-    }
-    if (victim != entries_.end()) entries_.erase(victim);
-  };
-  auto ownedHere = [&](const Entry& e) { return e.owner == &comm; };
-  while (static_cast<size_t>(std::count_if(entries_.begin(), entries_.end(), ownedHere)) >=
-         kMaxPerOwner) {
-    evictOldest(ownedHere);
+  while (entries_.size() >= kMaxEntries) {
+    auto victim =
+        std::min_element(entries_.begin(), entries_.end(),
+                         [](const Entry& a, const Entry& b) { return a.lastUse < b.lastUse; });
+    entries_.erase(victim);
   }
-  while (entries_.size() >= kMaxEntries) evictOldest([](const Entry&) { return true; });
 
   uint64_t nonce = comm.broadcastValue<uint64_t>(comm.rank() == 0 ? freshNonce() : 0, 0, d);
-  auto created = std::make_shared<NcclComm>(comm, device, env, d);
+  auto created = factory_(comm, device, env, d);
+  ++created_;
   entries_.push_back({&comm, key, nonce, ++clock_, created});
   return created;
 }

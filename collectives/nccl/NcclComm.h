@@ -1,6 +1,14 @@
-// NCCL communicators: created non-blocking (config.blocking = 0) so that init and every call can
-// be polled with ncclCommGetAsyncError against a Deadline and aborted (ncclCommAbort) when it
-// passes: a lost peer gives a TimeoutError, never a hang.
+// NCCL communicators, created blocking (config.blocking = 1) as nccl-tests creates them. A
+// non-blocking communicator would be easier to bound with deadlines, but in NCCL 2.28 every call
+// on one ends in ncclGroupEndInternal creating a helper thread (and returning ncclInProgress), so
+// each timed call would include a thread creation and the planning on it. Deadlines are kept by
+// other means:
+//   - init: a watchdog armed with the deadline. NCCL can't abort a blocking init from another
+//     thread safely (init.cc frees the communicator itself when the init fails, which would race
+//     ncclCommAbort), so past the deadline the process prints one line and exits (code 2);
+//   - calls: the DeviceCallRunner's watchdog aborts the communicator (ncclCommAbort from another
+//     thread while this one is inside NCCL or waits for the stream; supported on an initialized
+//     communicator), and the stream wait polls ncclCommGetAsyncError against the deadline.
 //
 // The unique id travels through Communicator::allgatherBytes (rank 0 creates it, everyone takes
 // rank 0's), which works in the local-threads and the MPI world alike.
@@ -13,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -44,6 +53,10 @@ class NcclComm {
  public:
   // Collective over `comm`: ranks must call it together. `device` becomes current.
   NcclComm(Communicator& comm, int device, const NcclEnv& env, Deadline d);
+  // No NCCL communicator behind it: for tests of the pool's policy (get() is null).
+  struct Placeholder {};
+  NcclComm(Placeholder, int rank, int size, int device, const NcclEnv& env)
+      : device_(device), rank_(rank), size_(size), env_(env) {}
   ~NcclComm();
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
@@ -56,9 +69,9 @@ class NcclComm {
   // False after an abort or an asynchronous error: the pool then makes a new one.
   bool usable() const { return !aborted_.load() && !failed_.load(); }
 
-  // Waits out a non-blocking call that returned `r`: polls ncclCommGetAsyncError while it says
-  // ncclInProgress; throws NcclCallError on an error (marking this communicator failed), or
-  // aborts and throws TimeoutError past the deadline.
+  // Checks the result `r` of a call: throws NcclCallError on an error (marking this communicator
+  // failed). Should a call still say ncclInProgress, polls ncclCommGetAsyncError until it ends,
+  // aborting and throwing TimeoutError past the deadline.
   void complete(ncclResult_t r, const char* what, Deadline d);
   // Throws NcclCallError (marking the communicator failed) on an asynchronous error.
   void checkAsync(const char* what);
@@ -79,20 +92,35 @@ class NcclComm {
   std::atomic<bool> failed_{false};
 };
 
+// How a pool makes a communicator (NcclComm's constructor; tests count calls with a fake).
+using NcclCommFactory =
+    std::function<std::shared_ptr<NcclComm>(Communicator&, int device, const NcclEnv&, Deadline)>;
+
 // The rank's NCCL communicators, reused across prepared collectives: creating one costs 0.1-1 s
 // and the engine prepares a variant per measured point. One pool per thread, because an NCCL
 // communicator belongs to the rank that created it and local-world ranks are threads (thread exit
 // frees them while the CUDA runtime is still up). acquire() is collective: the ranks agree on
 // reusing a cached communicator by comparing the nonce they drew together when creating it, so a
 // stale entry (e.g. a new Communicator at a recycled address) is never mixed with a fresh one.
+//
+// Up to kMaxEntries communicators (any settings) are kept, least recently used evicted first.
+// A sweep alternates between every NCCL variant at each size, so the cache must hold one per
+// variant or it rebuilds communicators at every point: 24 covers the default communicator and
+// every --nccl-algo x --nccl-proto pair NCCL 2.28 knows (7 x 3).
 class NcclCommPool {
  public:
+  static constexpr size_t kMaxEntries = 24;
+
+  NcclCommPool();
+  explicit NcclCommPool(NcclCommFactory factory);
   static NcclCommPool& forThisThread();
   std::shared_ptr<NcclComm> acquire(Communicator& comm, int device, const NcclEnv& env, Deadline d);
   // Drops every cached communicator of this thread (they close when no prepared collective
   // holds them any more).
   void clear();
   size_t size() const { return entries_.size(); }
+  // Communicators created so far (each one an ncclCommInitRankConfig).
+  size_t created() const { return created_; }
 
  private:
   struct Entry {
@@ -102,8 +130,10 @@ class NcclCommPool {
     uint64_t lastUse;
     std::shared_ptr<NcclComm> comm;
   };
+  NcclCommFactory factory_;
   std::vector<Entry> entries_;
   uint64_t clock_ = 0;
+  size_t created_ = 0;
 };
 
 }  // namespace cb

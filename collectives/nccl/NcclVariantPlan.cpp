@@ -71,4 +71,51 @@ std::vector<NcclVariantSpec> ncclVariantPlan(const std::string& algos, const std
   return plan;
 }
 
+std::optional<std::string> ncclPlanRefusal(const NcclVariantSpec& spec, Collective c, DataType t,
+                                           RedOp op, int bufferRegistration, bool oneHost) {
+  if (c == Collective::kAllToAll || c == Collective::kSendRecv) {
+    return fmt::format(
+        "{} is grouped ncclSend/ncclRecv, and NCCL ignores NCCL_ALGO/NCCL_PROTO for "
+        "point-to-point operations: this column would repeat 'nccl'",
+        collectiveName(c));
+  }
+  // NCCL 2.28's algorithm x protocol matrix (src/graph/tuning.cc, ncclTopoTuneModel): NCCL
+  // itself refuses these at the first call; saying so here needs no GPU.
+  const std::string& a = spec.algo;
+  if ((c == Collective::kBroadcast || c == Collective::kReduce) && !a.empty() && a != "Ring") {
+    return fmt::format("NCCL 2.28 runs {} with Ring only, not {}", collectiveName(c), a);
+  }
+  if ((c == Collective::kAllGather || c == Collective::kReduceScatter) &&
+      (a == "Tree" || a == "CollNetChain" || a == "NVLSTree")) {
+    return fmt::format("NCCL 2.28 has no {} for {} (Ring, NVLS, PAT, CollNetDirect only)", a,
+                       collectiveName(c));
+  }
+  if (c == Collective::kAllReduce && a == "PAT") {
+    return std::string("NCCL 2.28 runs PAT for allgather and reduce_scatter only");
+  }
+  if ((a == "NVLS" || a == "NVLSTree" || a == "PAT") && !spec.proto.empty() &&
+      spec.proto != "Simple") {
+    return fmt::format("NCCL 2.28 runs {} with the Simple protocol only, not {}", a, spec.proto);
+  }
+  if (bufferRegistration == 2) {
+    bool symmetricFloat = t == DataType::kFloat || t == DataType::kHalf || t == DataType::kBFloat16;
+    bool symmetric = c == Collective::kAllGather ||
+                     ((c == Collective::kAllReduce || c == Collective::kReduceScatter) &&
+                      op == RedOp::kSum && symmetricFloat);
+    if (symmetric) {
+      return fmt::format(
+          "with -R 2 NCCL runs {} {} {} as a symmetric kernel chosen by NCCL_SYM_KERNEL, not by "
+          "NCCL_ALGO/NCCL_PROTO: this column would repeat 'nccl'",
+          collectiveName(c), dataTypeName(t), redOpName(op));
+    }
+  }
+  if (oneHost) {
+    if (spec.algo == "NVLSTree" || spec.algo == "PAT" || spec.algo == "CollNetDirect" ||
+        spec.algo == "CollNetChain") {
+      return fmt::format("{} is a multi-node algorithm (all ranks are on one host)", spec.algo);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace cb

@@ -5,10 +5,12 @@
 // (LL, LL128, Simple); an empty list leaves that choice to NCCL ("auto" in the name).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collectives/nccl/NcclComm.h"
+#include "core/Collective.h"
 
 namespace cb {
 
@@ -22,5 +24,20 @@ struct NcclVariantSpec {
 // Comma lists, case-insensitive ("collnet_direct" and "CollNetDirect" alike), duplicates dropped,
 // algorithm-major order. Throws UsageError for an unknown name. Both lists empty: no variants.
 std::vector<NcclVariantSpec> ncclVariantPlan(const std::string& algos, const std::string& protos);
+
+// Why the column of `spec` would not be a run of its own for this call, or nullopt. Such columns
+// are refused (reported unsupported with this reason) rather than measured as a copy of "nccl":
+//   - alltoall and sendrecv are grouped ncclSend/ncclRecv: NCCL 2.28 ignores NCCL_ALGO and
+//     NCCL_PROTO for point-to-point operations;
+//   - with -R 2 (symmetric windows), calls NCCL 2.28 has symmetric kernels for (allgather;
+//     allreduce and reduce_scatter with sum on float, half, bfloat16) run those, chosen by
+//     NCCL_SYM_KERNEL and not by NCCL_ALGO/NCCL_PROTO;
+//   - pairs NCCL 2.28 does not have (src/graph/tuning.cc): broadcast and reduce run Ring only;
+//     allgather and reduce_scatter have no Tree, CollNetChain or NVLSTree; allreduce has no PAT;
+//     NVLS, NVLSTree and PAT run the Simple protocol only;
+//   - on one host: NVLSTree (NVLS inside a node, Tree between nodes), PAT (one GPU per node) and
+//     CollNetDirect/CollNetChain (in-network reduction) are multi-node algorithms.
+std::optional<std::string> ncclPlanRefusal(const NcclVariantSpec& spec, Collective c, DataType t,
+                                           RedOp op, int bufferRegistration, bool oneHost);
 
 }  // namespace cb

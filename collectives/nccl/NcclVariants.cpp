@@ -20,6 +20,8 @@
 #include "collectives/nccl/GpuDevice.h"
 #include "collectives/nccl/GpuOptions.h"
 #include "collectives/nccl/NcclComm.h"
+#include "collectives/nccl/NcclTuning.h"
+#include "collectives/transport/ShmTransport.h"
 #include "core/Error.h"
 
 namespace cb {
@@ -108,21 +110,29 @@ class NcclPrepared final : public PreparedCollective {
   void run(const void* send, void* recv, Deadline d) override {
     last_.reset();
     ScopedDevice on(device_);
-    DeviceCall call;
-    if (options_.bufferRegistration == 2) {
-      stageThroughWindows(call, send, recv, d);
-    } else {
-      if (options_.bufferRegistration == 1) {
-        registerOnce(const_cast<void*>(send), sendBytes_, d);
-        registerOnce(recv, recvBytes_, d);
-      }
-      call.body = [this, send, recv, d](cudaStream_t s) { enqueue(send, recv, s, d); };
-      call.key = {send, recv};
-    }
-    last_ = runner_.run(call, d);
+    last_ = runner_.run(callFor(send, recv, d), d);
+  }
+
+  std::optional<double> runBatch(const void* send, void* recv, int calls, Deadline d) override {
+    ScopedDevice on(device_);
+    return runner_.runBatch(callFor(send, recv, d), calls, d);
   }
 
   std::optional<double> lastDeviceSeconds() const override { return last_; }
+
+  std::optional<std::string> note() override {
+    if (!NcclTuningLog::enabled() || nccl_->rank() != 0) return std::nullopt;
+    auto lines = NcclTuningLog::drain();
+    std::string algo, proto;
+    for (const auto& [name, value] : nccl_->env()) {
+      if (name == "NCCL_ALGO") algo = value;
+      if (name == "NCCL_PROTO") proto = value;
+    }
+    auto choice = ncclChoiceFor(lines, args_.coll, args_.count * dataTypeSize(args_.dtype));
+    std::string text = ncclChoiceNote(choice, algo, proto);
+    if (text.empty()) return std::nullopt;
+    return text;
+  }
 
  private:
   void enqueue(const void* send, void* recv, cudaStream_t s, Deadline d) {
@@ -171,6 +181,21 @@ class NcclPrepared final : public PreparedCollective {
         break;
       }
     }
+  }
+
+  DeviceCall callFor(const void* send, void* recv, Deadline d) {
+    DeviceCall call;
+    if (options_.bufferRegistration == 2) {
+      stageThroughWindows(call, send, recv, d);
+      return call;
+    }
+    if (options_.bufferRegistration == 1) {
+      registerOnce(const_cast<void*>(send), sendBytes_, d);
+      registerOnce(recv, recvBytes_, d);
+    }
+    call.body = [this, send, recv, d](cudaStream_t s) { enqueue(send, recv, s, d); };
+    call.key = {send, recv};
+    return call;
   }
 
   void registerOnce(void* ptr, size_t bytes, Deadline d) {
@@ -287,7 +312,12 @@ class NcclPlanPrepared final : public PreparedCollective {
   void run(const void* send, void* recv, Deadline d) override {
     refusalsAsUnsupported(env_, coll_, [&] { inner_->run(send, recv, d); });
   }
+  std::optional<double> runBatch(const void* send, void* recv, int calls, Deadline d) override {
+    return refusalsAsUnsupported(env_, coll_,
+                                 [&] { return inner_->runBatch(send, recv, calls, d); });
+  }
   std::optional<double> lastDeviceSeconds() const override { return inner_->lastDeviceSeconds(); }
+  std::optional<std::string> note() override { return inner_->note(); }
 
  private:
   std::unique_ptr<PreparedCollective> inner_;
@@ -396,9 +426,17 @@ void registerNcclVariants(Registry& r) {
 void registerNcclPlanVariants(Registry& r, const std::vector<NcclVariantSpec>& plan) {
   for (const auto& spec : plan) {
     for (Collective c : allCollectives()) {
-      r.add(ncclVariant(c, spec.name,
-                        fmt::format("{}, forced {}", describe(c), ncclEnvText(spec.env)),
-                        spec.env));
+      VariantInfo v = ncclVariant(
+          c, spec.name, fmt::format("{}, forced {}", describe(c), ncclEnvText(spec.env)), spec.env);
+      v.unsupported = [spec](const Communicator& comm, const CollArgs& args,
+                             const VariantOptions& o) -> std::optional<std::string> {
+        if (auto why = ncclUnsupportedReason(comm, args, o)) return why;
+        // Collective (every rank asks, in the same order): do all ranks share one host?
+        bool oneHost = allRanksOnOneHost(const_cast<Communicator&>(comm),
+                                         Deadline::after(o.prepareTimeoutSeconds));
+        return ncclPlanRefusal(spec, args.coll, args.dtype, args.op, o.bufferRegistration, oneHost);
+      };
+      r.add(std::move(v));
     }
   }
 }

@@ -7,6 +7,9 @@
 #include "collectives/transport/ShmTransport.h"
 #include "collectives/transport/UcxTransport.h"
 #include "core/Error.h"
+#if defined(COLLBENCH_HAVE_CUDA)
+#include "collectives/nccl/GpuDevice.h"
+#endif
 
 namespace cb {
 namespace {
@@ -23,7 +26,13 @@ bool oneHost(const Communicator& comm, double seconds) {
 
 }  // namespace
 
-std::vector<std::string> transportNames() { return {"local", "mpi", "shm", "ucx"}; }
+std::vector<std::string> transportNames() {
+#if defined(COLLBENCH_HAVE_CUDA)
+  return {"local", "mpi", "shm", "ucx", "cuda"};
+#else
+  return {"local", "mpi", "shm", "ucx"};
+#endif
+}
 
 std::optional<std::string> transportUnsupported(const std::string& name, const Communicator& comm,
                                                 double setupSeconds) {
@@ -48,6 +57,11 @@ std::optional<std::string> transportUnsupported(const std::string& name, const C
   // UCX is always built in; whether it works here shows when the transport is made (all ranks
   // fail together then), so probing it on every check is not worth a UCP context each time.
   if (name == "ucx") return std::nullopt;
+#if defined(COLLBENCH_HAVE_CUDA)
+  // Not a host transport: the engine runs the schedule with the CUDA executor on device buffers,
+  // over NCCL point-to-point (collectives/nccl/CudaSchedule.h).
+  if (name == "cuda") return gpuUnavailableReason();
+#endif
   return fmt::format("unknown transport '{}' (known: {})", name, fmt::join(transportNames(), ", "));
 }
 
@@ -62,6 +76,11 @@ std::string defaultTransport(const Communicator& comm, double setupSeconds) {
 std::unique_ptr<Transport> makeTransport(const std::string& name, Communicator& comm,
                                          const TransportOptions& o) {
   if (auto why = transportUnsupported(name, comm, o.setupSeconds)) throw UsageError(*why);
+  if (name == "cuda") {
+    throw InternalError(
+        "the cuda transport has no host side: schedules run on it through "
+        "deviceScheduleVariant()");
+  }
   if (name == "local") return makeLocalTransport(comm);
   if (name == "shm") {
     ShmOptions shm;
