@@ -3,6 +3,7 @@
 // side-by-side view of the variants, and store everything in SQLite as it is measured.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -150,8 +151,15 @@ int doRun(const RunOptions& o) {
 #if defined(COLLBENCH_HAVE_CUDA)
     // An unforced half stays NCCL's choice ("auto" in the column name): --nccl-proto LL alone
     // is nccl:auto/LL, not every algorithm with LL.
-    registerNcclPlanVariants(registry, ncclVariantPlan(o.ncclAlgo, o.ncclProto));
+    auto plan = ncclVariantPlan(o.ncclAlgo, o.ncclProto);
+    registerNcclPlanVariants(registry, plan);
     sweep.registry = &registry;
+    // The columns asked for run next to the named variants (--algo nccl selects them too).
+    bool all = sweep.variants.empty() || std::find(sweep.variants.begin(), sweep.variants.end(),
+                                                   "all") != sweep.variants.end();
+    if (!all) {
+      for (const auto& spec : plan) sweep.variants.push_back(spec.name);
+    }
 #else
     throw EnvironmentError(
         "--nccl-algo/--nccl-proto need the GPU path, which is not in this build");

@@ -12,7 +12,9 @@ and prints, per size, the medians over the repeats of OSU's "Avg Latency(us)" an
 OSU-mode time (the same definition), their ratio and the ratio's range over the repeats, and
 collbench's default figure (median over iterations of the slowest rank, per-call loop).
 --rank-prefix runs each rank under a command, e.g. "chrt -f 5" (real-time priority: on a shared
-machine the means then measure the benchmark, not the neighbours).
+machine the means then measure the benchmark, not the neighbours); keep each run under ~0.9 s
+(one size per range for the large ones) and --pause between runs, or Linux's real-time
+throttling stalls an iteration for 50 ms.
 Usage: compare-osu-allreduce.py BUILD_DIR [--osu PATH] [--repeats 3] [--np 2]
        [--ranges 8:8192:10000:1000,16384:16777216:200:20] [--rank-prefix CMD]
 """
@@ -25,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 MPIRUN_FLAGS = ["--allow-run-as-root", "--oversubscribe", "--mca",
                 "btl_vader_single_copy_mechanism", "none"]
@@ -72,6 +75,13 @@ def main():
                     default=ranges("8:8192:10000:1000,16384:16777216:200:20"),
                     help="MIN:MAX:ITERS:WARMUP,... (bytes, timed and warm-up iterations)")
     ap.add_argument("--rank-prefix", default="", help="command each rank runs under")
+    ap.add_argument("--raw", help="also write every repeat's figure per tool and size (JSON)")
+    ap.add_argument("--no-default", action="store_true",
+                    help="skip collbench's default-mode runs (a third less time)")
+    ap.add_argument("--pause", type=float, default=0,
+                    help="seconds to sleep before each run (real-time ranks: Linux throttles "
+                         "real-time tasks that run more than 0.95 s of every second, and a run "
+                         "that spans the throttle gets a 50 ms stall in one iteration)")
     a = ap.parse_args()
     mpirun = [shutil.which("mpirun") or "mpirun"] + MPIRUN_FLAGS + ["-np", str(a.np)]
     mpirun += shlex.split(a.rank_prefix)
@@ -90,12 +100,15 @@ def main():
             print("# collbench osu mode: " + " ".join(cb_cmd) + " --timing osu --json FILE")
             print("# collbench default:  " + " ".join(cb_cmd) + " --json FILE")
             for r in range(a.repeats):
-                steps = [("osu", osu_cmd), ("cb_osu", cb_cmd + ["--timing", "osu"]),
-                         ("cb_default", cb_cmd)]
-                steps = steps[r % 3:] + steps[:r % 3]  # rotate which tool runs first
+                steps = [("osu", osu_cmd), ("cb_osu", cb_cmd + ["--timing", "osu"])]
+                if not a.no_default:
+                    steps.append(("cb_default", cb_cmd))
+                k = r % len(steps)
+                steps = steps[k:] + steps[:k]  # rotate which tool runs first
                 for name, cmd in steps:
                     print(f"# {lo}-{hi}: repeat {r + 1}/{a.repeats}: {name}", file=sys.stderr,
                           flush=True)
+                    time.sleep(a.pause)
                     if name == "osu":
                         values = parse_osu(run(cmd))
                     else:
@@ -104,6 +117,9 @@ def main():
                         values = parse_collbench(path)
                     for s, v in values.items():
                         res[name].setdefault(s, []).append(v)
+    if a.raw:
+        with open(a.raw, "w") as f:
+            json.dump(res, f, indent=1)
     sizes = sorted(s for s in res["osu"] if s in res["cb_osu"])
     print(f"# {a.repeats} interleaved repeats; medians over the repeats; times in us")
     print("| size (B) | OSU avg | collbench --timing osu | ratio | range | collbench default |")

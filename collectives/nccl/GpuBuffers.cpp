@@ -6,7 +6,6 @@
 #include <nccl.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "collectives/nccl/CudaCheck.h"
 #include "collectives/nccl/GpuDevice.h"
@@ -75,85 +74,23 @@ void DeviceBuffer::faultIn() {
   checkCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (after cudaMemset)");
 }
 
-PinnedHostBuffer::PinnedHostBuffer(int device, size_t bytes) : device_(device), bytes_(bytes) {
-  ScopedDevice on(device_);
-  checkCuda(cudaMallocHost(&data_, allocBytes(bytes_)), "cudaMallocHost");
-}
-
-PinnedHostBuffer::~PinnedHostBuffer() {
-  if (data_) cudaFreeHost(data_);
-}
-
-void PinnedHostBuffer::upload(size_t offset, const void* host, size_t n) {
-  checkRange(offset, n, bytes_, "PinnedHostBuffer::upload");
-  if (n) std::memcpy(static_cast<char*>(data_) + offset, host, n);
-}
-
-void PinnedHostBuffer::download(size_t offset, void* host, size_t n) const {
-  checkRange(offset, n, bytes_, "PinnedHostBuffer::download");
-  if (n) std::memcpy(host, static_cast<const char*>(data_) + offset, n);
-}
-
-void PinnedHostBuffer::faultIn() {
-  // Pinned pages are resident from allocation; touching them keeps the semantics uniform.
-  std::memset(data_, 0, allocBytes(bytes_));
-}
-
-ManagedBuffer::ManagedBuffer(int device, size_t bytes) : device_(device), bytes_(bytes) {
-  ScopedDevice on(device_);
-  checkCuda(cudaMallocManaged(&data_, allocBytes(bytes_), cudaMemAttachGlobal),
-            "cudaMallocManaged");
-}
-
-ManagedBuffer::~ManagedBuffer() {
-  if (data_) cudaFree(data_);
-}
-
-void ManagedBuffer::upload(size_t offset, const void* host, size_t n) {
-  checkRange(offset, n, bytes_, "ManagedBuffer::upload");
-  if (n == 0) return;
-  ScopedDevice on(device_);
-  checkCuda(cudaMemcpy(static_cast<char*>(data_) + offset, host, n, cudaMemcpyDefault),
-            "cudaMemcpy (upload, managed)");
-  checkCuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (after upload)");
-}
-
-void ManagedBuffer::download(size_t offset, void* host, size_t n) const {
-  checkRange(offset, n, bytes_, "ManagedBuffer::download");
-  if (n == 0) return;
-  ScopedDevice on(device_);
-  checkCuda(cudaMemcpy(host, static_cast<const char*>(data_) + offset, n, cudaMemcpyDefault),
-            "cudaMemcpy (download, managed)");
-}
-
-void ManagedBuffer::faultIn() {
-  ScopedDevice on(device_);
-  checkCuda(cudaMemset(data_, 0, allocBytes(bytes_)), "cudaMemset (managed)");
-  checkCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (after cudaMemset)");
-}
-
 GpuAllocator::GpuAllocator(int device, MemoryKind kind, DeviceAlloc how)
     : device_(device), kind_(kind), how_(how) {}
 
 std::unique_ptr<DataBuffer> GpuAllocator::allocate(size_t bytes) {
-  switch (kind_) {
-    case MemoryKind::kDevice: return std::make_unique<DeviceBuffer>(device_, bytes, how_);
-    case MemoryKind::kPinnedHost: return std::make_unique<PinnedHostBuffer>(device_, bytes);
-    case MemoryKind::kManaged: return std::make_unique<ManagedBuffer>(device_, bytes);
-    case MemoryKind::kHost: return std::make_unique<HostDataBuffer>(bytes);
-  }
-  throw InternalError("unknown memory kind");
+  if (kind_ == MemoryKind::kHost) return std::make_unique<HostDataBuffer>(bytes);
+  return std::make_unique<DeviceBuffer>(device_, bytes, how_);
 }
 
 std::unique_ptr<BufferAllocator> makeGpuAllocator(const Communicator& comm, MemoryKind kind) {
   if (kind == MemoryKind::kHost) return std::make_unique<HostAllocator>();
+  if (kind != MemoryKind::kDevice) {
+    throw InternalError("no GPU variant uses pinned or managed host memory");
+  }
   // Device memory from ncclMemAlloc, as nccl-tests allocates it: NCCL 2.28 registers
   // (ncclCommRegister, -R 1) only cuMem-backed memory unless NCCL_LEGACY_CUDA_REGISTER=1, and the
   // CUDA executor's buffers come from the same pool.
-  if (kind == MemoryKind::kDevice) {
-    return std::make_unique<GpuAllocator>(deviceForRank(comm), kind, DeviceAlloc::kNcclMemAlloc);
-  }
-  return std::make_unique<GpuAllocator>(deviceForRank(comm), kind);
+  return std::make_unique<GpuAllocator>(deviceForRank(comm), kind, DeviceAlloc::kNcclMemAlloc);
 }
 
 }  // namespace cb

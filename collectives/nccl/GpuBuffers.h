@@ -1,6 +1,5 @@
-// GPU memory kinds as cb::DataBuffer: device memory (cudaMalloc), pinned host memory
-// (cudaMallocHost), managed memory (cudaMallocManaged) and NCCL-allocated device memory
-// (ncclMemAlloc, required for symmetric windows). The bench engine fills and checks them only
+// Device memory as cb::DataBuffer: cudaMalloc, or ncclMemAlloc (what the engine's device buffers
+// use: registration and symmetric windows need it). The bench engine fills and checks them only
 // through upload/download, so core never sees CUDA. Each buffer remembers its device and makes it
 // current for every runtime call, because the current device is per-thread state.
 #pragma once
@@ -39,48 +38,7 @@ class DeviceBuffer final : public DataBuffer {
   void* data_ = nullptr;
 };
 
-class PinnedHostBuffer final : public DataBuffer {
- public:
-  PinnedHostBuffer(int device, size_t bytes);
-  ~PinnedHostBuffer() override;
-  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
-  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
-
-  void* data() override { return data_; }
-  size_t bytes() const override { return bytes_; }
-  MemoryKind kind() const override { return MemoryKind::kPinnedHost; }
-  void upload(size_t offset, const void* host, size_t n) override;
-  void download(size_t offset, void* host, size_t n) const override;
-  void faultIn() override;
-
- private:
-  int device_;
-  size_t bytes_;
-  void* data_ = nullptr;
-};
-
-class ManagedBuffer final : public DataBuffer {
- public:
-  ManagedBuffer(int device, size_t bytes);
-  ~ManagedBuffer() override;
-  ManagedBuffer(const ManagedBuffer&) = delete;
-  ManagedBuffer& operator=(const ManagedBuffer&) = delete;
-
-  void* data() override { return data_; }
-  size_t bytes() const override { return bytes_; }
-  MemoryKind kind() const override { return MemoryKind::kManaged; }
-  void upload(size_t offset, const void* host, size_t n) override;
-  void download(size_t offset, void* host, size_t n) const override;
-  // cudaMemset on the device: migrates the pages to the GPU, where the collective will use them.
-  void faultIn() override;
-
- private:
-  int device_;
-  size_t bytes_;
-  void* data_ = nullptr;
-};
-
-// Allocates buffers of one GPU memory kind on one device.
+// Allocates device buffers on one device (kind kDevice; kHost gives pageable host memory).
 class GpuAllocator final : public BufferAllocator {
  public:
   GpuAllocator(int device, MemoryKind kind, DeviceAlloc how = DeviceAlloc::kCudaMalloc);

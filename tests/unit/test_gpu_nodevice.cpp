@@ -109,14 +109,13 @@ TEST(GpuNoDevice, PrepareAndAllocationThrowEnvironmentError) {
     expectReason(
         [&] { prepareCudaSchedule(comm, args, ringAllReduce(comm.rank(), comm.size(), args, {})); },
         "prepareCudaSchedule");
-    expectReason([&] { makeGpuAllocator(comm, MemoryKind::kManaged); }, "managed allocator");
+    expectReason([&] { makeGpuAllocator(comm, MemoryKind::kDevice); }, "device allocator");
     expectReason([&] { deviceForRank(comm); }, "deviceForRank");
     // Pageable host memory needs no GPU.
     EXPECT_EQ(makeGpuAllocator(comm, MemoryKind::kHost)->allocate(64)->kind(), MemoryKind::kHost);
   });
   // Direct construction reaches the runtime, which reports its own error as a CudaError.
   EXPECT_THROW(DeviceBuffer(0, 64), CudaError);
-  EXPECT_THROW(PinnedHostBuffer(0, 64), CudaError);
 }
 
 // ---- device tests: these need GPUs and skip with the reason on machines without them ----
