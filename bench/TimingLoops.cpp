@@ -29,7 +29,7 @@ constexpr std::array<ModeInfo, 4> kModes{{
     {TimingMode::kPerCall, "per-call",
      "per-call: barrier, then each call timed on its own (device variants: CUDA events)"},
     {TimingMode::kNcclTests, "nccl-tests",
-     "nccl-tests: one barrier, N calls back to back between one pair of events, time / N"},
+     "nccl-tests: one barrier, N calls back to back, waited for once, host-timed, time / N"},
     {TimingMode::kOsu, "osu", "osu: t0, call, t1, then a barrier outside the timer (OMB's loop)"},
     {TimingMode::kImb, "imb",
      "imb: two barriers, then t0, call, t1, barrier per iteration (IMB's loop)"},
