@@ -154,6 +154,19 @@ bool validForRanking(const PointResult& p) {
 // The memcpy reference (run --reference) is shown for comparison but never wins.
 bool competes(const PointResult& p) { return validForRanking(p) && p.variant != "memcpy"; }
 
+// The interquartile range of a point's iteration times, widened to hold its statistic; just the
+// statistic when there are too few samples for quartiles.
+std::pair<double, double> spread(const PointResult& p) {
+  if (p.samples.size() < 4) return {p.timeSeconds, p.timeSeconds};
+  return {std::min(p.timeSeconds, percentile(p.samples, 0.25)),
+          std::max(p.timeSeconds, percentile(p.samples, 0.75))};
+}
+
+bool matchesVariant(const std::string& label, const std::string& name) {
+  return label == name || (label.size() > name.size() && label.compare(0, name.size(), name) == 0 &&
+                           label[name.size()] == '/');
+}
+
 }  // namespace
 
 void SideBySideTable::add(const PointResult& p) {
@@ -166,21 +179,67 @@ void SideBySideTable::add(const PointResult& p) {
 }
 
 std::vector<bool> SideBySideTable::fastest(uint64_t bytes) const {
-  double best = 0;
-  bool any = false;
-  for (const auto& v : variants_) {
-    auto it = cells_.find({bytes, v});
+  std::vector<bool> out(variants_.size(), false);
+  if (bytes == 0) return out;  // nothing moved: no winner
+  int best = -1;
+  for (size_t i = 0; i < variants_.size(); ++i) {
+    auto it = cells_.find({bytes, variants_[i]});
     if (it == cells_.end() || !competes(it->second)) continue;
-    if (!any || it->second.timeSeconds < best) best = it->second.timeSeconds;
-    any = true;
+    if (best < 0 || it->second.timeSeconds < cells_.at({bytes, variants_[best]}).timeSeconds) {
+      best = static_cast<int>(i);
+    }
   }
-  std::vector<bool> out;
-  for (const auto& v : variants_) {
-    auto it = cells_.find({bytes, v});
-    out.push_back(any && it != cells_.end() && competes(it->second) &&
-                  it->second.timeSeconds == best);
+  if (best < 0) return out;
+  // The winner's slow quartile must beat every other variant's fast quartile.
+  const double bestHigh = spread(cells_.at({bytes, variants_[best]})).second;
+  for (size_t i = 0; i < variants_.size(); ++i) {
+    auto it = cells_.find({bytes, variants_[i]});
+    if (static_cast<int>(i) == best || it == cells_.end() || !competes(it->second)) continue;
+    if (spread(it->second).first <= bestHigh) return out;
   }
+  out[best] = true;
   return out;
+}
+
+int SideBySideTable::baselineIndex() const {
+  if (baseline_.empty()) return -1;
+  for (size_t i = 0; i < variants_.size(); ++i) {
+    if (matchesVariant(variants_[i], baseline_)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string SideBySideTable::ratioTable(const std::vector<bool>& shown,
+                                        const std::vector<size_t>& width) const {
+  const int base = baselineIndex();
+  if (base < 0) return "";
+  std::string text =
+      fmt::format("# relative to {}: its time / the variant's time (above 1.00x: faster than {})\n",
+                  variants_[base], variants_[base]);
+  text += fmt::format("# {:>10}", "size");
+  for (size_t i = 0; i < variants_.size(); ++i) {
+    if (shown[i] && static_cast<int>(i) != base)
+      text += fmt::format("  {:>{}} ", variants_[i], width[i]);
+  }
+  text += '\n';
+  bool any = false;
+  for (uint64_t b : sizes_) {
+    auto ref = cells_.find({b, variants_[base]});
+    const bool haveRef = ref != cells_.end() && validForRanking(ref->second);
+    text += fmt::format("{:>12}", b);
+    for (size_t i = 0; i < variants_.size(); ++i) {
+      if (!shown[i] || static_cast<int>(i) == base) continue;
+      auto it = cells_.find({b, variants_[i]});
+      std::string cell = "-";
+      if (haveRef && it != cells_.end() && validForRanking(it->second)) {
+        cell = fmt::format("{:.2f}x", ref->second.timeSeconds / it->second.timeSeconds);
+        any = true;
+      }
+      text += fmt::format("  {:>{}} ", cell, width[i]);
+    }
+    text += '\n';
+  }
+  return any ? text + "#\n" : "";
 }
 
 bool SideBySideTable::anyMeasured() const {
@@ -201,10 +260,15 @@ void SideBySideTable::write(TextOut out) const {
   if (sizes_.empty()) return;
   const PointResult& any = cells_.begin()->second;
   std::string title = fmt::format(
-      "# side by side: {} {}{}, {}, {} ranks: {}; * = fastest\n", collectiveName(any.coll),
-      dataTypeName(any.dtype), hasReduction(any.coll) ? " " + std::string(redOpName(any.op)) : "",
+      "# side by side: {} {}{}, {}, {} ranks: {}; * = fastest beyond the spread (interquartile "
+      "ranges apart){}\n",
+      collectiveName(any.coll), dataTypeName(any.dtype),
+      hasReduction(any.coll) ? " " + std::string(redOpName(any.op)) : "",
       placement_ == Placement::kOut ? "out-of-place" : "in-place", any.nranks,
-      metric_ == SideMetric::kBusBw ? "busbw (GB/s)" : "time (us)");
+      metric_ == SideMetric::kBusBw ? "busbw (GB/s)" : "time (us)",
+      std::find(variants_.begin(), variants_.end(), "memcpy") != variants_.end()
+          ? "; memcpy = the copy reference, not ranked"
+          : "");
   // Variants that can't run here at any size get no column (the nccl-tests section already
   // says why in one line): the view is about what was measured.
   std::vector<bool> shown;
@@ -255,6 +319,7 @@ void SideBySideTable::write(TextOut out) const {
     if (shown[i]) text += fmt::format("  {:>{}} ", w[i], width[i]);
   }
   text += "\n#\n";
+  text += ratioTable(shown, width);
   out.write(text);
 }
 
@@ -402,8 +467,12 @@ void ReportSet::add(const PointResult& p) {
   haveCollective_ = true;
   coll_ = p.coll;
   if (sideBySide_) {
-    if (!sideOut_) sideOut_ = std::make_unique<SideBySideTable>(Placement::kOut, metric_);
-    if (!sideIn_) sideIn_ = std::make_unique<SideBySideTable>(Placement::kIn, metric_);
+    if (!sideOut_) {
+      sideOut_ = std::make_unique<SideBySideTable>(Placement::kOut, metric_, sideBaseline_);
+    }
+    if (!sideIn_) {
+      sideIn_ = std::make_unique<SideBySideTable>(Placement::kIn, metric_, sideBaseline_);
+    }
     sideOut_->add(p);
     sideIn_->add(p);
   }
@@ -423,6 +492,13 @@ void ReportSet::add(const PointResult& p) {
   }
   if (it == tables_.end()) {
     bool live = tables_.empty();
+    if (live && sideBySide_ && !toldHeld_) {
+      // Say once why the output pauses: only the first variant's table can stream.
+      TextOut(out_).write(fmt::format(
+          "# (the first variant's table streams; the other variants' tables and the side-by-side "
+          "views print when each collective is complete)\n"));
+      toldHeld_ = true;
+    }
     NcclTestsTableOptions o = placements_;
     o.inPlace = o.inPlace && hasInPlace(coll_);  // the sweep measures no in-place alltoall
     tables_.push_back(std::make_unique<VariantTable>(p.variant, coll_, out_, live, o));

@@ -97,14 +97,19 @@ SideMetric parseSideMetric(std::string_view s);  // "busbw" | "time"; UsageError
 
 // Sizes down, variants across, for one collective / dtype / op / placement: busbw (GB/s) or time
 // (us) per variant (busbw with 4 decimals below 1 GB/s), '*' after the fastest valid value of
-// each size (ties all get one), and a
-// final row counting each variant's wins. A cell reads "unsup" for an unsupported variant,
-// "failed" for a failed one, "WRONG" when #wrong > 0 (never a winner) and "-" when the variant
-// has no point at that size. Needs every variant, so it prints at the end of a group.
+// a size only when it wins beyond the measured spread (its interquartile range of iteration
+// times lies below every other variant's; a tie within the noise has no winner, nor has a 0-byte
+// row, where nothing moved), and a final row counting each variant's wins. The memcpy
+// reference (run --reference) is shown, never ranked. When the baseline variant (default "mpi";
+// a name such as "ring" matches "ring/shm") is in the table, a second table gives every other
+// variant's speed relative to it per size (baseline time / variant time: 2.00x = twice as fast).
+// A cell reads "unsup" for an unsupported variant, "failed" for a failed one, "WRONG" when
+// #wrong > 0 (never a winner) and "-" when the variant has no point at that size. Needs every
+// variant, so it prints at the end of a group.
 class SideBySideTable {
  public:
-  SideBySideTable(Placement placement, SideMetric metric)
-      : placement_(placement), metric_(metric) {}
+  SideBySideTable(Placement placement, SideMetric metric, std::string baseline = "mpi")
+      : placement_(placement), metric_(metric), baseline_(std::move(baseline)) {}
   // Points of the other placement are ignored, so one sink can feed two tables.
   void add(const PointResult& p);
   bool empty() const { return sizes_.empty(); }
@@ -118,10 +123,13 @@ class SideBySideTable {
  private:
   Placement placement_;
   SideMetric metric_;
+  std::string baseline_;
   std::vector<std::string> variants_;
   std::vector<uint64_t> sizes_;
   std::map<std::pair<uint64_t, std::string>, PointResult> cells_;  // (bytes, variant)
   std::vector<bool> fastest(uint64_t bytes) const;
+  int baselineIndex() const;  // -1 when the baseline variant is not in the table
+  std::string ratioTable(const std::vector<bool>& shown, const std::vector<size_t>& width) const;
 };
 
 // JSON export: {"format": "collbench-results", "version": 1, "header": {...},
@@ -151,6 +159,8 @@ class ReportSet {
  public:
   ReportSet(std::FILE* out, std::string_view format, std::string_view sideMetric, int nranks,
             NcclTestsTableOptions placements = {});
+  // The variant the side-by-side views relate the others to (default "mpi").
+  void setSideBaseline(std::string variant) { sideBaseline_ = std::move(variant); }
   ~ReportSet();
   void add(const PointResult& p);
   void endGroup();
@@ -172,6 +182,8 @@ class ReportSet {
   // Variants with only unsupported points so far in this collective, with those points.
   std::vector<std::pair<std::string, std::vector<PointResult>>> unsupported_;
   std::string sideHeld_;  // side-by-side views, printed after the collective's tables
+  std::string sideBaseline_ = "mpi";
+  bool toldHeld_ = false;  // the note that held tables come at the end was printed
 };
 
 }  // namespace cb

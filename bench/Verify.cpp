@@ -300,7 +300,7 @@ int64_t countWrong(DataType t, const void* got, const void* expected, size_t cou
   const size_t es = dataTypeSize(t);
   const auto* a = static_cast<const unsigned char*>(got);
   const auto* b = static_cast<const unsigned char*>(expected);
-  if (std::memcmp(a, b, count * es) == 0) return 0;
+  if (count == 0 || std::memcmp(a, b, count * es) == 0) return 0;  // 0 elements: null is fine
   int64_t wrong = 0;
   for (size_t i = 0; i < count; ++i) {
     if (std::memcmp(a + i * es, b + i * es, es) != 0) ++wrong;

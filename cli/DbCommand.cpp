@@ -24,6 +24,7 @@ struct DbArgs {
 
 int doCheck(const DbArgs& a) {
   Store store = Store::open(a.db, false);
+  store.reapDeadRuns();  // a run whose process is gone is counted as interrupted, not running
   DbCheckReport r = store.check();
   std::vector<std::string> statuses;
   for (const auto& [status, n] : r.runsByStatus)

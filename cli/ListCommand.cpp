@@ -5,6 +5,7 @@
 
 #include "cli/Command.h"
 #include "cli/RunContext.h"
+#include "cli/Validate.h"
 #include "collectives/Registry.h"
 #include "collectives/transport/Transports.h"
 
@@ -18,6 +19,8 @@ struct ListOptions {
 };
 
 int doList(const ListOptions& o) {
+  checkTransportName(o.transport);
+  checkRanksPerNode(o.ranksPerNode);
   runInWorld(o.world, [&](Communicator& comm) {
     const auto& reg = Registry::builtin();
     VariantOptions vo;

@@ -12,6 +12,7 @@
 #include "bench/P2pReport.h"
 #include "cli/Command.h"
 #include "cli/RunContext.h"
+#include "cli/Validate.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "core/Size.h"
@@ -24,7 +25,7 @@ struct P2pCliOptions {
   std::string test;
   std::string minBytes, maxBytes;  // "" = OSU's defaults
   double stepFactor = 2;
-  int iters = 0, warmup = -1, window = 64;
+  int iters = -1, warmup = -1, window = 64;  // -1: OSU's counts
   std::string transport = "all";
   std::string pair;
   bool allPairs = false;
@@ -42,13 +43,16 @@ P2pOptions toP2p(const P2pCliOptions& c) {
   if (!c.minBytes.empty()) o.minBytes = parseSize(c.minBytes);
   if (!c.maxBytes.empty()) o.maxBytes = parseSize(c.maxBytes);
   o.stepFactor = c.stepFactor;
-  o.iterations = c.iters;
+  o.iterations = std::max(c.iters, 0);  // 0: OSU's counts
   o.warmup = c.warmup;
   o.window = c.window;
   o.transports = parseP2pTransports(c.transport);
   o.timeoutSeconds = c.timeout;
   o.statistic = parseStatistic(c.stat);
-  if (c.iters < 0) throw UsageError("-n must not be negative (0: OSU's iteration counts)");
+  if (c.iters != -1 && c.iters < 1) {
+    throw UsageError(
+        fmt::format("-n {} must be at least 1 (leave it out for OSU's counts)", c.iters));
+  }
   if (c.warmup < -1) throw UsageError("-w must not be negative");
   if (c.window < 1) throw UsageError(fmt::format("-W {} must be at least 1", c.window));
   if (c.stepFactor < 1) throw UsageError(fmt::format("-f {} must be >= 1", c.stepFactor));
@@ -56,7 +60,10 @@ P2pOptions toP2p(const P2pCliOptions& c) {
     throw UsageError(fmt::format("minimum size {} is larger than maximum size {} (-b > -e)",
                                  o.minBytes, o.maxBytes));
   }
-  if (c.timeout <= 0) throw UsageError("-T must be positive");
+  checkTimeout(c.timeout, "-T");
+  checkRange(c.stepFactor, "-f", 1, 1 << 20);
+  checkDbPath(c.db, c.noDb);
+  checkLabel(c.label);
   if (!c.pair.empty() && c.allPairs) throw UsageError("--pair and --all-pairs exclude each other");
   if (!c.pair.empty()) o.pairs = {parseRankPair(c.pair)};
   return o;
@@ -152,6 +159,10 @@ int doP2p(const P2pCliOptions& c) {
     std::unique_ptr<P2pBench> bench;
     try {
       validatePairs(mine.pairs, comm.size());
+      // A send and a receive buffer of the largest size per rank.
+      const uint64_t buffer = std::max<uint64_t>(mine.maxBytes, 64);
+      checkMemoryOnEveryHost(comm, MemoryNeed{2 * buffer, 0, 0}, mine.maxBytes,
+                             mine.timeoutSeconds);
       bench = std::make_unique<P2pBench>(comm, mine);
     } catch (const Error& e) {
       // Every rank fails alike here: only rank 0 prints the line (one line, not one per rank).

@@ -10,7 +10,9 @@
 #include "bench/Report.h"
 #include "bench/Sweep.h"
 #include "cli/Command.h"
+#include "cli/Progress.h"
 #include "cli/RunContext.h"
+#include "cli/Validate.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "core/Size.h"
@@ -44,6 +46,7 @@ struct RunOptions {
   std::string placement = "both";
   std::string format = "collbench";
   std::string sideMetric = "busbw";
+  std::string sideBaseline;
   std::string json, csv;
   std::string db = "collbench.db";
   bool noDb = false;
@@ -145,6 +148,10 @@ std::map<std::string, std::string> headerFields(const RunRecord& r) {
 
 int doRun(const RunOptions& o) {
   SweepOptions sweep = toSweep(o);  // bad input fails here, before any rank starts
+  checkRunInputs(sweep, !o.stepBytes.empty(), o.ranksPerNode, o.db, o.noDb, o.label);
+  parseSideMetric(o.sideMetric);
+  if (!o.json.empty()) checkOutputFile(o.json, "--json");
+  if (!o.csv.empty()) checkOutputFile(o.csv, "--csv");
   // NCCL algorithm x protocol variants are added on request, each a column of its own.
   Registry registry = Registry::builtin();
   if (!o.ncclAlgo.empty() || !o.ncclProto.empty()) {
@@ -186,19 +193,30 @@ int doRun(const RunOptions& o) {
   int exitCode = 0;
   runInWorld(o.world, [&](Communicator& comm) {
     validateSweep(comm, sweep);  // before the run is begun in the database
+    checkInjectDelayTarget(comm, sweep);
+    // Sizes that cannot fit are refused here, not met by the kernel's out-of-memory killer.
+    const std::string memory = checkSweepMemory(comm, sweep);
+    if (!o.sideBaseline.empty()) checkNamesVariant(comm, sweep, o.sideBaseline, "--side-baseline");
     RunHeader header = collectHeader(comm, o.label, cmdline);
     RunStore rs = openRunStore(comm, o.noDb ? "" : o.db, header.record);
     const bool root = comm.rank() == 0;
     std::FILE* out = stdout;
     NcclTestsTableOptions placements{sweep.outOfPlace, sweep.inPlace};
     ReportSet report(out, o.format, o.sideMetric, comm.size(), placements);
+    if (!o.sideBaseline.empty()) report.setSideBaseline(o.sideBaseline);
     std::vector<PointResult> all;
-    if (root && o.format != "none") printHeader(out, header, &sweep);
+    if (root && o.format != "none") {
+      printHeader(out, header, &sweep);
+      fmt::print(out, "# {}\n#\n", memory);
+    }
+    ProgressLine progress(sweep, comm.size(), root);  // on a terminal only
     SweepSink sink;
     sink.onPoint = [&](const PointResult& p) {
+      progress.clear();
       report.add(p);
       if (!o.json.empty() || !o.csv.empty()) all.push_back(p);
       if (rs.store) rs.store->addResult(toRecord(p, rs.runId, sweep.statistic));
+      progress.pointDone();
     };
     sink.onGroupEnd = [&] { report.endGroup(); };
     SweepSummary summary;
@@ -218,6 +236,7 @@ int doRun(const RunOptions& o) {
       throw;
     }
     if (!root) return;
+    progress.clear();
     report.finish(summary);
     if (!o.json.empty()) writeJsonFile(o.json, headerFields(header.record), all);
     if (!o.csv.empty()) writeCsvFile(o.csv, all);
@@ -299,6 +318,9 @@ void setupRunCommand(CLI::App& app, Action& action) {
       ->capture_default_str();
   sub->add_option("--side-metric", o->sideMetric, "Side-by-side view shows busbw or time")
       ->capture_default_str();
+  sub->add_option("--side-baseline", o->sideBaseline,
+                  "Side-by-side views: give every variant's speed relative to this one (default: "
+                  "mpi when it runs)");
   sub->add_option("--json", o->json, "Also write everything measured to this JSON file");
   sub->add_option("--csv", o->csv, "Also write one row per point to this CSV file");
   sub->add_option("--db", o->db, "SQLite database")->capture_default_str();

@@ -11,6 +11,8 @@
 #include <set>
 #include <thread>
 
+#include "cli/Validate.h"
+#include "cli/WorldFailure.h"
 #include "collectives/Versions.h"
 #include "collectives/mpi/MpiWorld.h"
 #include "collectives/transport/LocalWorld.h"
@@ -40,18 +42,19 @@ std::string hostName() {
 }  // namespace
 
 void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>& fn) {
+  checkNp(o.np);
   if (launchedByMpiLauncher()) {
-    if (o.np >= 0) {
+    if (o.np != kNpNotGiven) {
       throw UsageError(
           "--np sets the size of the local (threads) world; under mpirun/srun the "
           "launcher sets the number of ranks");
     }
     MpiWorld world;
-    fn(world.world());
+    runMpiRank(world, fn);  // an error a peer may not share aborts the job (no MPI_Finalize)
     return;
   }
   int np = o.np;
-  if (np < 0) np = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  if (np == kNpNotGiven) np = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   if (np < 1 || np > kMaxLocalRanks) {
     throw UsageError(fmt::format("--np {} is out of range (1..{})", np, kMaxLocalRanks));
   }

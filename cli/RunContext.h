@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,8 +17,12 @@
 
 namespace cb::cli {
 
+// --np not given: the local world gets one rank per core, at least 2. (Not -1: a user's --np -1
+// must be refused, not taken as the default.)
+inline constexpr int kNpNotGiven = std::numeric_limits<int>::min();
+
 struct WorldOptions {
-  int np = -1;  // local world ranks; -1 = not given (cores, at least 2)
+  int np = kNpNotGiven;  // local world ranks
 };
 
 // Runs fn on every rank of the world the environment asks for: under mpirun/srun an MPI world of

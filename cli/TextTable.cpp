@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/Error.h"
+#include "core/Text.h"
 
 namespace cb::cli {
 
@@ -15,6 +16,9 @@ void TextTable::addRow(std::vector<std::string> cells) {
         fmt::format("table row has {} cells for {} columns", cells.size(), columns_.size()));
   }
   cells.resize(columns_.size());
+  // A label with a line break or stray bytes (imported, or stored before labels were checked)
+  // must not break the table.
+  for (auto& cell : cells) cell = printable(cell);
   rows_.push_back(std::move(cells));
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "cli/Command.h"
 #include "core/Error.h"
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
     return cb::exitCodeFor(e.kind());
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "collbench: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "collbench: out of memory (lower -e or the number of ranks)\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "collbench: internal error: %s\n", e.what());

@@ -1,6 +1,8 @@
 #include "core/Text.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 namespace cb {
 
@@ -31,6 +33,57 @@ std::vector<std::string> splitList(std::string_view s, char sep) {
 
 bool startsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
+}
+
+namespace {
+
+// Length of the UTF-8 sequence at s[i], or 0 when it is not one.
+size_t utf8Length(std::string_view s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return 0;
+  uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+  for (size_t k = 1; k < len; ++k) {
+    auto d = static_cast<unsigned char>(s[i + k]);
+    if ((d & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (d & 0x3f);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return len;
+}
+
+}  // namespace
+
+bool validUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    size_t len = utf8Length(s, i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+std::string printable(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t len = utf8Length(s, i);
+    if (c == '\n' || c == '\t') {
+      out += c == '\n' ? "\\n" : "\\t";
+    } else if (len == 0 || c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      len = 1;
+    } else {
+      out.append(s.substr(i, len));
+    }
+    i += std::max<size_t>(len, 1);
+  }
+  return out;
 }
 
 }  // namespace cb

@@ -12,5 +12,10 @@ std::string toLower(std::string_view s);
 // Splits on commas, trims items, drops empty items.
 std::vector<std::string> splitList(std::string_view s, char sep = ',');
 bool startsWith(std::string_view s, std::string_view prefix);
+// Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool validUtf8(std::string_view s);
+// One line fit for a terminal table: control characters as \n, \t or \xNN, bytes that are not
+// UTF-8 as \xNN; anything else unchanged.
+std::string printable(std::string_view s);
 
 }  // namespace cb

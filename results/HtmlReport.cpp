@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -115,7 +116,8 @@ std::vector<AxisTick> LogScale::ticks(TickFormat format) const {
   int eHi = static_cast<int>(std::lround(std::log(hi_) / lb));
   auto onStep = [](int e, int step) { return ((e % step) + step) % step == 0; };
   int step = 1;
-  for (int candidate : {1, 2, 5, 10, 20, 50}) {
+  for (int candidate : {1, 2, 4, 5, 10, 20, 50}) {
+    if (candidate == 4 && base_ != 2) continue;  // every 16x reads well in bytes only
     step = candidate;
     int count = 0;
     for (int e = eLo; e <= eHi; ++e) count += onStep(e, candidate) ? 1 : 0;
@@ -185,8 +187,13 @@ constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", 
                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr int kPaletteSize = static_cast<int>(std::size(kPalette));
 
-const char* paletteColor(int index) {
-  return kPalette[((index % kPaletteSize) + kPaletteSize) % kPaletteSize];
+// Past the ten palette colours, hues spaced by the golden angle in two lightness bands: every
+// line of a chart keeps a colour of its own however many variants there are.
+std::string paletteColor(int index) {
+  if (index >= 0 && index < kPaletteSize) return kPalette[index];
+  int k = std::abs(index - kPaletteSize);
+  double hue = std::fmod(20.0 + k * 137.508, 360.0);
+  return fmt::format("hsl({:.0f},{}%,{}%)", hue, k % 2 ? 45 : 60, k % 2 ? 38 : 52);
 }
 
 std::string px(double v) { return fmt::format("{:.1f}", v); }
@@ -201,7 +208,12 @@ class Axis {
   Axis(AxisKind kind, double lo, double hi, double p0, double p1, size_t categories)
       : kind_(kind), p0_(p0), p1_(p1), categories_(categories) {
     if (isLog(kind)) {
-      log_.emplace(lo, hi, p0, p1, kind == AxisKind::kLogBytes ? 2 : 10);
+      // Sizes get a label every 4x up to 25 powers of two (8 B..64 MiB), not every 32x.
+      if (kind == AxisKind::kLogBytes) {
+        log_.emplace(lo, hi, p0, p1, 2, 13);
+      } else {
+        log_.emplace(lo, hi, p0, p1, 10);
+      }
     } else if (kind == AxisKind::kLinear) {
       linear_.emplace(lo, hi, p0, p1);
     } else {
@@ -320,7 +332,7 @@ std::string renderSvgChart(const ChartSpec& spec) {
   for (size_t i = 0; i < spec.series.size(); ++i) {
     const ChartSeries& s = spec.series[i];
     if (kept[i].empty()) continue;
-    const char* color = paletteColor(s.color);
+    const std::string color = paletteColor(s.color);
     std::string d, dots;
     for (auto [x, y] : kept[i]) {
       double cx = xAxis.pixel(x), cy = yAxis.pixel(y);
@@ -637,6 +649,94 @@ std::string resultsTable(const Group& g) {
   return out + "</table></details>\n";
 }
 
+bool isP2pTest(const std::string& collective) {
+  return collective == "latency" || collective == "bw" || collective == "bibw";
+}
+
+// A point-to-point group (collbench p2p): results are stored with nranks 2 (a pair) and the
+// variant "TRANSPORT" or "TRANSPORT@A-B"; the title gives the run's rank count. latency plots
+// time, bw/bibw bandwidth (no bus bandwidth for a link). One pair per transport: one chart, a
+// line per transport. --all-pairs: a chart per transport, a line per pair up to 6 pairs, else the
+// slowest, median and fastest pair at each size (the table keeps every pair).
+std::string p2pFigure(const Group& g, const RunRecord& run, Palette& palette) {
+  const std::string& test = g.key.collective;
+  const bool latency = test == "latency";
+  std::string title = fmt::format(
+      "{} · point-to-point · {}", test,
+      run.worldSize > 2 ? fmt::format("pairs of a {}-rank run", run.worldSize) : "2 ranks");
+  // transport -> pair -> size -> value
+  std::map<std::string, std::map<std::string, std::map<uint64_t, double>>> byTransport;
+  std::vector<std::string> transports;
+  for (const ResultRecord* r : g.results) {
+    if (!isOk(*r)) continue;
+    size_t at = r->variant.find('@');
+    std::string transport = r->variant.substr(0, at);
+    std::string pair = at == std::string::npos ? "0-1" : r->variant.substr(at + 1);
+    if (!byTransport.count(transport)) transports.push_back(transport);
+    byTransport[transport][pair][r->sizeBytes] = latency ? r->timeUs : r->busbw;
+  }
+  auto spec = [&](const std::string& chartTitle) {
+    ChartSpec c;
+    c.title = chartTitle;
+    c.xTitle = "size (bytes)";
+    c.yTitle = latency ? "time" : "bandwidth (GB/s)";
+    if (latency) c.y = AxisKind::kLogMicros;
+    return c;
+  };
+  std::vector<LegendEntry> legend;
+  auto add = [&](ChartSpec& c, const std::string& name, bool dashed,
+                 const std::map<uint64_t, double>& points) {
+    LegendEntry line{palette.key(name), name, palette.index(name)};
+    addLegend(legend, line);
+    for (const auto& [bytes, v] : points) {
+      addPoint(c, line, dashed, static_cast<double>(bytes), v, name);
+    }
+  };
+  std::string charts;
+  bool onePair = std::all_of(transports.begin(), transports.end(),
+                             [&](const std::string& t) { return byTransport[t].size() == 1; });
+  if (onePair) {
+    ChartSpec c = spec(title);
+    for (const auto& t : transports) {
+      const auto& [pair, points] = *byTransport[t].begin();
+      add(c, pair == "0-1" ? t : t + " " + pair, false, points);
+    }
+    charts = renderSvgChart(c);
+  } else {
+    for (const auto& t : transports) {
+      const auto& pairs = byTransport[t];
+      ChartSpec c = spec(fmt::format("{} over {}: {} pairs", test, t, pairs.size()));
+      if (pairs.size() <= 6) {
+        for (const auto& [pair, points] : pairs) add(c, t + " " + pair, false, points);
+      } else {
+        std::map<uint64_t, std::vector<double>> values;
+        for (const auto& [pair, points] : pairs) {
+          for (const auto& [bytes, v] : points) values[bytes].push_back(v);
+        }
+        std::map<uint64_t, double> slow, mid, fast;
+        for (auto& [bytes, v] : values) {
+          std::sort(v.begin(), v.end());
+          // Slow = low bandwidth or high latency.
+          slow[bytes] = latency ? v.back() : v.front();
+          fast[bytes] = latency ? v.front() : v.back();
+          mid[bytes] = v[v.size() / 2];
+        }
+        add(c, t + " slowest pair", false, slow);
+        add(c, t + " median pair", true, mid);
+        add(c, t + " fastest pair", true, fast);
+      }
+      charts += renderSvgChart(c);
+    }
+  }
+  std::string out =
+      fmt::format("<div class=\"figure\">\n<h3>{}</h3>\n<div class=\"charts\">\n{}</div>\n",
+                  htmlEscape(title), charts);
+  out += renderLegend(legend);
+  out += statusNote(g.results);
+  out += resultsTable(g);
+  return out + "</div>\n";
+}
+
 std::string runSection(const ReportRun& rr, Palette& palette) {
   const RunRecord& run = rr.run;
   std::string out = fmt::format("<section class=\"run\" id=\"run-{}\">\n<h2>{}</h2>\n", run.id,
@@ -646,6 +746,10 @@ std::string runSection(const ReportRun& rr, Palette& palette) {
     return out + "<p class=\"empty\">No results stored for this run.</p>\n</section>\n";
   }
   for (const Group& g : groupResults(rr.results)) {
+    if (isP2pTest(g.key.collective)) {
+      out += p2pFigure(g, run, palette);
+      continue;
+    }
     std::string title = g.key.title();
     SizeCharts charts = sizeCharts(title);
     std::vector<LegendEntry> legend;

@@ -40,9 +40,9 @@ struct AxisTick {
 
 // A logarithmic axis from data [lo, hi] (both > 0) onto pixels [p0, p1]. The domain widens to the
 // enclosing powers of `base` (one power more on each side when lo == hi), so ticks sit at the
-// ends. Ticks are powers of base at exponents that are multiples of 1, 2, 5, 10 or 20 (the
-// smallest step that gives at most maxTicks); a base-10 axis spanning at most two decades also
-// gets 2x and 5x ticks.
+// ends. Ticks are powers of base at exponents that are multiples of 1, 2, 4 (base 2 only), 5, 10
+// or 20 (the smallest step that gives at most maxTicks); a base-10 axis spanning at most two
+// decades also gets 2x and 5x ticks.
 class LogScale {
  public:
   LogScale(double lo, double hi, double p0, double p1, int base, int maxTicks = 8);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -270,6 +271,30 @@ int64_t pragmaInt(sqlite3* db, const char* pragma) {
 }
 
 // A date or datetime as RunFilter documents it, normalized to the stored form (T separator).
+// The digits of an already shape-checked YYYY-MM-DD[THH[:MM[:SS...]]] name a real date and time
+// (2026-13-45 or 24:61 match the shape but no moment).
+bool validCalendarFields(const std::string& t) {
+  auto num = [&](size_t at) { return (t[at] - '0') * 10 + (t[at + 1] - '0'); };
+  int year = std::stoi(t.substr(0, 4)), month = num(5), day = num(8);
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12 || day < 1) return false;
+  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (day > kDays[month - 1] + (month == 2 && leap ? 1 : 0)) return false;
+  // Optional THH, :MM, :SS: two digits each, in range.
+  static constexpr int kLimit[] = {24, 60, 61};
+  size_t at = 11;
+  for (int field = 0; field < 3 && at < t.size(); ++field) {
+    if (at + 2 > t.size() || !std::isdigit(static_cast<unsigned char>(t[at])) ||
+        !std::isdigit(static_cast<unsigned char>(t[at + 1])) || num(at) >= kLimit[field]) {
+      return false;
+    }
+    at += 2;
+    if (at >= t.size() || t[at] != ':') break;
+    ++at;
+  }
+  return true;
+}
+
 std::string normalizeTimeBound(const std::string& text, const char* flag) {
   std::string t = text;
   if (t.size() > 10 && t[10] == ' ') t[10] = 'T';
@@ -286,6 +311,7 @@ std::string normalizeTimeBound(const std::string& text, const char* flag) {
       ok = (ch >= '0' && ch <= '9') || ch == ':' || ch == '.' || (ch == 'Z' && i + 1 == t.size());
     }
   }
+  if (ok) ok = validCalendarFields(t);
   if (!ok) {
     throw UsageError(fmt::format(
         "{} '{}': expected a UTC date or datetime such as 2025-03-01 or 2025-03-01T12:00", flag,

@@ -1,10 +1,12 @@
 // The HTML report as text: escaping of every user string, log and linear axes (tick values and
 // pixel positions), SVG paths for given records, the comparison and history sections, and pages
 // for runs without results.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -123,14 +125,17 @@ TEST(LogScale, WidensToEnclosingPowersAndStepsWideRanges) {
   LogScale s(3000, 5e6, 0, 1, 2);
   EXPECT_DOUBLE_EQ(s.domainLo(), 2048);
   EXPECT_DOUBLE_EQ(s.domainHi(), 8 << 20);
-  // 8 B .. 16 G: 32 exponents; step 5 gives 6 ticks at exponents 5, 10, ..., 30.
+  // 8 B .. 16 G: 32 exponents; step 4 (every 16x) gives 8 ticks at exponents 4, 8, ..., 32.
   LogScale wide(8, 16.0 * (1ull << 30), 0, 1, 2);
   std::vector<AxisTick> t = wide.ticks(TickFormat::kBytes);
-  ASSERT_EQ(t.size(), 6u);
-  EXPECT_EQ(t[0].label, "32");
-  EXPECT_EQ(t[1].label, "1K");
-  EXPECT_EQ(t[5].label, "1G");
-  EXPECT_NEAR(t[1].pixel, 7.0 / 31.0, 1e-12);  // 2^10 in the domain 2^3 .. 2^34
+  ASSERT_EQ(t.size(), 8u);
+  EXPECT_EQ(t[0].label, "16");
+  EXPECT_EQ(t[1].label, "256");
+  EXPECT_EQ(t[7].label, "4G");
+  EXPECT_NEAR(t[1].pixel, 5.0 / 31.0, 1e-12);  // 2^8 in the domain 2^3 .. 2^34
+  // 41 exponents: steps 4 and 5 give too many; 10 gives 1, 1K, 1M, 1G, 1T.
+  LogScale wider(1, static_cast<double>(1ull << 40), 0, 1, 2);
+  EXPECT_EQ(wider.ticks(TickFormat::kBytes).size(), 5u);
 }
 
 TEST(LogScale, DecadesWithMinorTicksAndReversedPixels) {
@@ -364,6 +369,86 @@ TEST(HtmlReport, HistoryTrendAtChosenAndDefaultSizes) {
   EXPECT_TRUE(contains(renderHtmlReport(input), "has a result at 3 bytes"));
   input.history->runs.clear();
   EXPECT_TRUE(contains(renderHtmlReport(input), "No runs carry the label"));
+}
+
+// ---- point-to-point runs, many variants, size labels ----
+
+ReportRun p2pRun(const std::string& test, int worldSize, bool allPairs) {
+  ReportRun rr;
+  rr.run.id = 7;
+  rr.run.worldSize = worldSize;
+  rr.run.status = RunStatus::kOk;
+  for (const char* transport : {"shm", "mpi"}) {
+    for (int a = 0; a < worldSize; ++a) {
+      for (int b = a + 1; b < worldSize; ++b) {
+        if (!allPairs && (a != 0 || b != 1)) continue;
+        std::string variant = transport;
+        if (a != 0 || b != 1) variant += fmt::format("@{}-{}", a, b);
+        for (uint64_t size = 1; size <= 4096; size *= 64) {
+          ResultRecord r = result(variant, size, 2 + a + b, 0.1 * (1 + a + b));
+          r.collective = test;
+          r.dtype = "uint8";
+          r.op = "none";
+          rr.results.push_back(r);
+        }
+      }
+    }
+  }
+  return rr;
+}
+
+TEST(HtmlReport, PointToPointChartsNameTheRunsRanksAndPlotTheLink) {
+  HtmlReportInput input;
+  input.runs.push_back(p2pRun("bw", 4, false));
+  std::string page = renderHtmlReport(input);
+  EXPECT_TRUE(contains(page, "bw · point-to-point · pairs of a 4-rank run"));
+  EXPECT_FALSE(contains(page, "2 ranks"));
+  EXPECT_FALSE(contains(page, "busbw (GB/s)</text>"));
+  EXPECT_TRUE(contains(page, ">bandwidth (GB/s)</text>"));
+  EXPECT_EQ(countOf(page, "<svg class=\"chart\""), 1u);  // one chart, a line per transport
+  EXPECT_EQ(countOf(page, "<path class=\"line\""), 2u);
+}
+
+TEST(HtmlReport, AllPairsGetAChartPerTransportAndABandPastSixPairs) {
+  HtmlReportInput input;
+  input.runs.push_back(p2pRun("latency", 4, true));  // 6 pairs: a line each
+  std::string page = renderHtmlReport(input);
+  EXPECT_TRUE(contains(page, "latency over shm: 6 pairs"));
+  EXPECT_EQ(countOf(page, "<svg class=\"chart\""), 2u);
+  EXPECT_EQ(countOf(page, "<path class=\"line\""), 12u);
+  input.runs[0] = p2pRun("bw", 5, true);  // 10 pairs: slowest, median, fastest
+  page = renderHtmlReport(input);
+  EXPECT_TRUE(contains(page, "bw over mpi: 10 pairs"));
+  EXPECT_EQ(countOf(page, "<path class=\"line\""), 6u);
+  EXPECT_TRUE(contains(page, "shm slowest pair"));
+  EXPECT_TRUE(contains(page, "mpi median pair"));
+}
+
+TEST(HtmlReport, EveryVariantKeepsItsOwnColour) {
+  HtmlReportInput input;
+  ReportRun rr;
+  rr.run.id = 1;
+  for (int v = 0; v < 24; ++v) rr.results.push_back(result(fmt::format("v{}", v), 1024, 5, 1));
+  input.runs.push_back(rr);
+  std::string page = renderHtmlReport(input);
+  std::set<std::string> colours;
+  for (size_t at = page.find("class=\"swatch\" style=\"background:"); at != std::string::npos;
+       at = page.find("class=\"swatch\" style=\"background:", at + 1)) {
+    size_t from = page.find(':', at + 30) + 1;
+    colours.insert(page.substr(from, page.find('"', from) - from));
+  }
+  EXPECT_EQ(colours.size(), 24u);
+}
+
+TEST(SvgChart, SizeAxisLabelsEveryFourTimes) {
+  ChartSpec spec;
+  spec.series.push_back({"ring", "v0", 0, false, {{8, 1}, {64 << 20, 2}}});
+  std::string svg = renderSvgChart(spec);
+  // 8 B..64 MiB: 24 powers of two, a label at every even one (16, 64, 256, 1K, ..., 64M).
+  for (const char* label : {">16</text>", ">64</text>", ">256</text>", ">1K</text>", ">4K</text>",
+                            ">1M</text>", ">16M</text>", ">64M</text>"}) {
+    EXPECT_TRUE(contains(svg, label)) << label;
+  }
 }
 
 }  // namespace

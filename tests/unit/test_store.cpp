@@ -324,6 +324,13 @@ TEST(Store, ListRunsFilters) {
             (std::vector<int64_t>{d, b}));
   EXPECT_THROW(store.listRuns(filter([](RunFilter& f) { f.since = "yesterday"; })), UsageError);
   EXPECT_THROW(store.listRuns(filter([](RunFilter& f) { f.until = "2025-3-1"; })), UsageError);
+  // The right shape but no such day or time.
+  for (const char* bad : {"2026-13-45", "2026-00-10", "2026-02-29", "2025-04-31", "2025-03-01T24",
+                          "2025-03-01T12:60", "2025-03-01T12:00:61"}) {
+    EXPECT_THROW(store.listRuns(filter([&](RunFilter& f) { f.since = bad; })), UsageError) << bad;
+  }
+  EXPECT_EQ(ids(filter([](RunFilter& f) { f.until = "2024-02-29T23:59:60Z"; })),
+            std::vector<int64_t>{});  // a leap day and a leap second exist
 }
 
 TEST(Store, MigratesEmptyFileAndReopens) {

@@ -1,0 +1,139 @@
+#include "bench/MemoryFit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "collectives/algorithms/Algorithms.h"
+#include "core/Error.h"
+#include "core/Size.h"
+
+namespace cb {
+namespace {
+
+bool selected(const SweepOptions& o, std::string_view name) {
+  if (o.variants.empty()) return true;
+  for (const auto& v : o.variants) {
+    if (v == "all" || v == name) return true;
+  }
+  return false;
+}
+
+// Elements of scratch the selected algorithms of `args` need on the rank that needs most (rank 0
+// and rank n-1 cover the asymmetric ones).
+uint64_t scratchBytes(const SweepOptions& o, const CollArgs& args, int nranks) {
+  AlgoOptions ao;
+  ao.ranksPerNode = o.variantOptions.ranksPerNode;
+  const size_t es = dataTypeSize(args.dtype);
+  if (o.variantOptions.chunkBytes > 0) ao.chunkElements = o.variantOptions.chunkBytes / es;
+  uint64_t most = 0;
+  for (const auto& a : algorithms()) {
+    if (a.coll != args.coll || !selected(o, a.name)) continue;
+    if (a.unsupported && a.unsupported(nranks, args, ao)) continue;
+    for (int rank : {0, nranks - 1}) {
+      try {
+        most = std::max<uint64_t>(most, a.build(rank, nranks, args, ao).scratchCount * es);
+      } catch (const std::exception&) {
+        // An algorithm that can't build this point fails it at run time; it needs nothing here.
+      }
+    }
+  }
+  return most;
+}
+
+uint64_t readNumber(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  if (!(f >> s) || s == "max") return std::numeric_limits<uint64_t>::max();
+  try {
+    return std::stoull(s);
+  } catch (const std::exception&) {
+    return std::numeric_limits<uint64_t>::max();
+  }
+}
+
+// The cgroup (v2) this process belongs to, from /proc/self/cgroup ("0::/path").
+std::string cgroupDir() {
+  std::ifstream f("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("0::", 0) == 0) return "/sys/fs/cgroup" + line.substr(3);
+  }
+  return "";
+}
+
+}  // namespace
+
+MemoryNeed sweepMemoryPerRank(const SweepOptions& o, int nranks) {
+  MemoryNeed need;
+  for (Collective c : o.collectives) {
+    for (DataType t : o.dtypes) {
+      CollArgs args{c, t, RedOp::kSum, 0, countForBytes(c, t, o.maxBytes, nranks)};
+      const uint64_t es = dataTypeSize(t);
+      const uint64_t sb = sendCount(args, nranks) * es, rb = recvCount(args, nranks) * es;
+      const uint64_t big = std::max(sb, rb);
+      // The pool: out of place a send and a receive buffer, in place one buffer of the larger;
+      // the memcpy reference copies a send-sized buffer into another.
+      uint64_t buffers = o.outOfPlace ? sb + rb : big;
+      if (o.inPlace) buffers = std::max(buffers, big + (o.outOfPlace ? rb : 0));
+      if (o.reference) buffers = std::max(buffers, 2 * sb);
+      // Host staging of the input, plus the expected output and the poison when checking.
+      uint64_t verification = big + (o.checkRounds > 0 ? 2 * rb : 0);
+      need.buffers = std::max(need.buffers, buffers);
+      need.verification = std::max(need.verification, verification);
+      need.scratch = std::max(need.scratch, scratchBytes(o, args, nranks));
+    }
+  }
+  return need;
+}
+
+HostMemory readHostMemory() {
+  HostMemory m;
+  m.availableBytes = std::numeric_limits<uint64_t>::max();
+  std::ifstream f("/proc/meminfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("MemAvailable:", 0) == 0) {
+      std::istringstream in(line.substr(13));
+      uint64_t kib = 0;
+      if (in >> kib) {
+        m.availableBytes = kib * 1024;
+        m.source = "MemAvailable";
+      }
+    }
+  }
+  std::string dir = cgroupDir();
+  if (!dir.empty()) {
+    uint64_t limit = readNumber(dir + "/memory.max");
+    uint64_t used = readNumber(dir + "/memory.current");
+    if (limit != std::numeric_limits<uint64_t>::max() && used <= limit &&
+        limit - used < m.availableBytes) {
+      m.availableBytes = limit - used;
+      m.source = "cgroup memory.max";
+    }
+  }
+  return m;
+}
+
+void checkMemoryFit(const MemoryNeed& need, int ranksOnHost, const HostMemory& host,
+                    uint64_t maxBytes) {
+  if (host.source.empty()) return;  // nothing known about this host: nothing to check against
+  const uint64_t perRank = need.perRank();
+  const uint64_t limit = std::numeric_limits<uint64_t>::max();
+  const uint64_t total = perRank > limit / static_cast<uint64_t>(std::max(ranksOnHost, 1))
+                             ? limit
+                             : perRank * ranksOnHost;
+  if (total <= host.availableBytes) return;
+  throw UsageError(fmt::format(
+      "sizes up to {} (-e) need about {} per rank (buffers {}, verification {}, scratch {}) x {} "
+      "rank(s) on this host = {}, but only {} is available ({}); lower -e, -c 0 or the ranks",
+      formatSize(maxBytes), formatSize(perRank), formatSize(need.buffers),
+      formatSize(need.verification), formatSize(need.scratch), ranksOnHost,
+      total == limit ? std::string("more than 16 EiB") : formatSize(total),
+      formatSize(host.availableBytes), host.source));
+}
+
+}  // namespace cb

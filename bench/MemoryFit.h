@@ -1,0 +1,37 @@
+// Will the sweep fit in this host's memory? The engine keeps, per rank, the largest send and
+// receive buffers of the sweep (shareable memfd memory: it is neither swappable nor limited by
+// /dev/shm, and ftruncate never fails early, so a size that cannot fit ends in the kernel's
+// out-of-memory killer), host copies for verification, and each algorithm's scratch. This
+// estimates that for the largest point and compares it with what the host (and the cgroup the
+// process runs in) has available, before anything is measured.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "bench/Sweep.h"
+
+namespace cb {
+
+struct MemoryNeed {
+  uint64_t buffers = 0;       // send + receive buffers (pool), per rank
+  uint64_t verification = 0;  // host staging, expected output and poison, per rank
+  uint64_t scratch = 0;       // the largest scratch of a selected hand-written algorithm
+  uint64_t perRank() const { return buffers + verification + scratch; }
+};
+
+// Host memory one rank needs at the sweep's largest point (every collective and data type).
+MemoryNeed sweepMemoryPerRank(const SweepOptions& o, int nranks);
+
+struct HostMemory {
+  uint64_t availableBytes = 0;  // the smaller of MemAvailable and the cgroup's headroom
+  std::string source;           // "MemAvailable" or "cgroup memory.max"
+};
+HostMemory readHostMemory();
+
+// UsageError (one line, with the figures) when `ranksOnHost` ranks needing `need` each do not
+// fit in `host`.
+void checkMemoryFit(const MemoryNeed& need, int ranksOnHost, const HostMemory& host,
+                    uint64_t maxBytes);
+
+}  // namespace cb

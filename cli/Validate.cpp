@@ -1,0 +1,192 @@
+#include "cli/Validate.h"
+
+#include "cli/RunContext.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "bench/MemoryFit.h"
+#include "collectives/transport/Transports.h"
+#include "core/Error.h"
+#include "core/Size.h"
+#include "core/Text.h"
+
+namespace cb::cli {
+namespace {
+
+constexpr int kMaxLocalRanks = 1024;
+constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
+constexpr size_t kMaxLabelBytes = 200;
+
+}  // namespace
+
+void checkRange(double value, std::string_view flag, double lo, double hi) {
+  if (!std::isfinite(value) || value < lo || value > hi) {
+    throw UsageError(fmt::format("{} {} is out of range ({:g}..{:g})", flag, value, lo, hi));
+  }
+}
+
+void checkNp(int np) {
+  if (np != kNpNotGiven && (np < 1 || np > kMaxLocalRanks)) {
+    throw UsageError(fmt::format("--np {} is out of range (1..{})", np, kMaxLocalRanks));
+  }
+}
+
+void checkTimeout(double seconds, std::string_view flag) {
+  if (!std::isfinite(seconds) || seconds <= 0 || seconds > kMaxTimeoutSeconds) {
+    throw UsageError(fmt::format("{} {} must be a number of seconds above 0 and at most {:g}", flag,
+                                 seconds, kMaxTimeoutSeconds));
+  }
+}
+
+void checkDbPath(const std::string& db, bool noDb) {
+  if (!noDb && db.empty()) {
+    throw UsageError("--db is empty: give a database file, or --no-db to store nothing");
+  }
+}
+
+void checkLabel(const std::string& label, std::string_view flag) {
+  if (label.size() > kMaxLabelBytes) {
+    throw UsageError(
+        fmt::format("{} is {} bytes long (at most {})", flag, label.size(), kMaxLabelBytes));
+  }
+  for (char ch : label) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      throw UsageError(
+          fmt::format("{} contains a control character (0x{:02x}): labels are one line", flag, c));
+    }
+  }
+  if (!validUtf8(label)) throw UsageError(fmt::format("{} is not valid UTF-8", flag));
+}
+
+void checkOutputFile(const std::string& path, std::string_view flag) {
+  if (path.empty()) throw UsageError(fmt::format("{} is empty: give a file name", flag));
+  struct stat st {};
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (existed && S_ISDIR(st.st_mode)) {
+    throw UsageError(fmt::format("{} '{}' is a directory, not a file", flag, path));
+  }
+  // Open without truncating: an existing file keeps its content until the results are written.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw UsageError(
+        fmt::format("{} '{}' cannot be written: {}", flag, path, std::strerror(errno)));
+  }
+  ::close(fd);
+  if (!existed) ::unlink(path.c_str());
+}
+
+void checkTransportName(const std::string& name) {
+  if (name.empty()) return;
+  auto names = transportNames();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    throw UsageError(
+        fmt::format("unknown transport '{}' (known: {})", name, fmt::join(names, ", ")));
+  }
+}
+
+void checkRanksPerNode(int ranksPerNode) {
+  if (ranksPerNode < 0) {
+    throw UsageError(
+        fmt::format("--ranks-per-node {} must be positive (or left out)", ranksPerNode));
+  }
+}
+
+void checkSteps(const SweepOptions& s, bool stepBytesGiven) {
+  if (stepBytesGiven && s.stepBytes == 0) {
+    throw UsageError("-i 0 would never grow the size: give at least 1 byte, or use -f");
+  }
+  if (stepBytesGiven) return;
+  if (!std::isfinite(s.stepFactor)) {
+    throw UsageError(fmt::format("-f {} is not a number", s.stepFactor));
+  }
+  if (s.stepFactor <= 1 && s.minBytes != s.maxBytes) {
+    throw UsageError(fmt::format(
+        "-f {} would never grow the size from -b {} to -e {}: use -f > 1, -i, or -b = -e for one "
+        "size",
+        s.stepFactor, s.minBytes, s.maxBytes));
+  }
+}
+
+void checkRunInputs(const SweepOptions& s, bool stepBytesGiven, int ranksPerNode,
+                    const std::string& db, bool noDb, const std::string& label) {
+  checkTimeout(s.timeoutSeconds, "-T");
+  checkSteps(s, stepBytesGiven);
+  if (s.timeBudgetSeconds != 0) checkRange(s.timeBudgetSeconds, "--time-budget", 1e-6, 3600);
+  if (s.injectDelayUs != 0) checkRange(s.injectDelayUs, "--inject-delay", 0, 1e6);
+  checkRanksPerNode(ranksPerNode);
+  checkDbPath(db, noDb);
+  checkLabel(label);
+}
+
+void checkInjectDelayTarget(Communicator& comm, const SweepOptions& s) {
+  if (s.injectDelayUs <= 0 || s.injectDelayVariant.empty()) return;
+  checkNamesVariant(comm, s, s.injectDelayVariant, "--inject-delay");
+}
+
+void checkNamesVariant(Communicator& comm, const SweepOptions& s, const std::string& want,
+                       std::string_view flag) {
+  const Registry& registry = s.registry ? *s.registry : Registry::builtin();
+  const bool all = s.variants.empty() ||
+                   std::find(s.variants.begin(), s.variants.end(), "all") != s.variants.end();
+  // Stored labels of hand-written variants carry the transport; finding the default one is
+  // collective, so it is asked only when the target has one.
+  std::string transport = s.variantOptions.transport;
+  if (transport.empty() && want.find('/') != std::string::npos) {
+    transport = defaultTransport(comm, s.timeoutSeconds);
+  }
+  std::vector<std::string> labels;
+  for (Collective c : s.collectives) {
+    for (const auto* v : registry.forCollective(c)) {
+      if (!all && std::find(s.variants.begin(), s.variants.end(), v->name) == s.variants.end()) {
+        continue;
+      }
+      std::string label =
+          v->backend == "hand" && !transport.empty() ? v->name + "/" + transport : v->name;
+      if (v->name == want || label == want) return;
+      if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+    }
+  }
+  if (s.reference && want == "memcpy") return;
+  throw UsageError(fmt::format("{}: '{}' matches no variant of this run (variants: {})", flag, want,
+                               fmt::join(labels, ", ")));
+}
+
+std::string checkMemoryOnEveryHost(Communicator& comm, const MemoryNeed& need, uint64_t maxBytes,
+                                   double timeoutSeconds) {
+  char name[256] = {0};
+  gethostname(name, sizeof name - 1);
+  const Deadline deadline = Deadline::after(timeoutSeconds);
+  auto hosts = comm.allgatherStrings(name, deadline);
+  std::string error;
+  const int onHost = static_cast<int>(std::count(hosts.begin(), hosts.end(), std::string(name)));
+  const HostMemory host = readHostMemory();
+  try {
+    checkMemoryFit(need, onHost, host, maxBytes);
+  } catch (const UsageError& e) {
+    error = e.what();
+  }
+  // Every rank stops with the same line (the first rank's that does not fit).
+  for (const auto& e : comm.allgatherStrings(error, deadline)) {
+    if (!e.empty()) throw UsageError(e);
+  }
+  return fmt::format("memory: about {} per rank x {} rank(s) on this host, of {} available",
+                     formatSize(need.perRank()), onHost,
+                     host.source.empty() ? std::string("?") : formatSize(host.availableBytes));
+}
+
+std::string checkSweepMemory(Communicator& comm, const SweepOptions& s) {
+  return checkMemoryOnEveryHost(comm, sweepMemoryPerRank(s, comm.size()), s.maxBytes,
+                                s.timeoutSeconds);
+}
+
+}  // namespace cb::cli

@@ -1,0 +1,21 @@
+// How an MPI world ends after an error. MPI_Finalize is collective: a rank that finalizes while a
+// peer is stopped, gone or still inside a collective waits for ever (seen: ranks spinning in
+// MPI_Finalize for minutes after a -T timeout). So a rank whose error its peers may not share
+// (a timeout, an MPI/UCX error, a database write, an internal error) prints its one line and calls
+// MPI_Abort, which ends every rank of the job; errors every rank meets alike (bad options, a
+// missing capability, an interrupt forwarded to all) finalize normally, under a watchdog that
+// ends the process if finalizing does not return within a few seconds.
+#pragma once
+
+#include <functional>
+
+#include "collectives/mpi/MpiWorld.h"
+#include "core/Communicator.h"
+
+namespace cb::cli {
+
+// Runs fn on this rank of `world`; returns normally or rethrows errors every rank shares, and
+// never returns from any other error.
+void runMpiRank(MpiWorld& world, const std::function<void(Communicator&)>& fn);
+
+}  // namespace cb::cli
