@@ -107,6 +107,11 @@ for w in 1 2 3 4; do
 done
 readers_failed=0
 while kill -0 "${pids[@]}" 2>/dev/null; do
+  # Until the first writer has created the schema there is nothing to read.
+  if ! sqlite3 "$db" "select 1 from runs limit 1" >/dev/null 2>&1; then
+    sleep 0.05
+    continue
+  fi
   "$cb" runs --db "$db" >/dev/null 2>>"$tmp/reader.err" || readers_failed=$((readers_failed + 1))
   sleep 0.1
 done
