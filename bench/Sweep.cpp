@@ -456,9 +456,10 @@ class Engine {
     };
     uploadInput(args, comm_.rank(), n, 1, upload(buf.sendStore, buf.sendOffset));
 
-    const bool injected =
-        o_.injectDelayUs > 0 && (o_.injectDelayVariant.empty() || o_.injectDelayVariant == v.name ||
-                                 o_.injectDelayVariant == pr.variant);
+    const bool injected = o_.injectDelayUs > 0 &&
+                          (o_.injectDelayVariant.empty() || o_.injectDelayVariant == v.name ||
+                           o_.injectDelayVariant == pr.variant) &&
+                          (o_.injectDelaySize == 0 || o_.injectDelaySize == pr.bytes);
     TimedTarget target{comm_,
                        prepared,
                        buf.send,

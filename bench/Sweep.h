@@ -65,6 +65,7 @@ struct SweepOptions {
   // name matches injectDelayVariant ("" = all), to prove that regressions are caught.
   double injectDelayUs = 0;
   std::string injectDelayVariant;
+  uint64_t injectDelaySize = 0;  // 0 = every size
 };
 
 std::vector<uint64_t> sweepSizes(const SweepOptions& o);

@@ -1,5 +1,5 @@
-// `collbench compare BASE CAND`: every case both runs measured, side by side: medians of the
-// metric, change, Mann-Whitney U p-value (Holm-corrected) and a verdict per case, grouped by
+// `collbench compare BASE CAND`: every case both sides measured, side by side: the replicates'
+// medians, change, the run-level tests of results/Compare.h and a verdict per case, grouped by
 // series. Informational (exit 0); `collbench gate` is the pass/fail form for CI.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -25,7 +25,7 @@ int doCompare(const CompareArgs& a) {
   CompareOptions options = toCompareOptions(a.flags);
   Store store = Store::open(a.flags.db, false);
   store.reapDeadRuns();
-  LoadedRuns runs = loadRuns(store, a.base, a.cand);
+  LoadedRuns runs = loadRuns(store, a.base, a.cand, false);
   Comparison c = compareRuns(runs.base, runs.cand, options);
   bool colour = ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
   fmt::print("{}", renderText(c, runs, !a.onlyChanges, colour));
@@ -38,17 +38,19 @@ int doCompare(const CompareArgs& a) {
 void setupCompareCommand(CLI::App& app, Action& action) {
   auto a = std::make_shared<CompareArgs>();
   auto* sub = app.add_subcommand(
-      "compare", "Compare two runs case by case: medians, change, Mann-Whitney U test, verdict");
-  sub->add_option("BASE", a->base, "Baseline: run id, last, label:NAME or label:NAME@last-K")
+      "compare",
+      "Compare runs case by case: replicate medians, change, run-level t-tests, verdict");
+  sub->add_option("BASE", a->base,
+                  "Baseline: run id, ids (12,13), last, label:NAME or label:NAME@last-K")
       ->required();
-  sub->add_option("CAND", a->cand, "Candidate: run id or last")->required();
+  sub->add_option("CAND", a->cand, "Candidate: same forms as BASE")->required();
   addCompareFlags(*sub, a->flags);
   sub->add_flag("--only-changes", a->onlyChanges, "Hide the cases whose verdict is 'same'");
   sub->footer(
-      "Verdicts: regression/improvement = significant (Holm-corrected p < alpha) AND beyond the "
-      "threshold; same = not both; inconclusive = too few samples to ever reach alpha; not "
-      "comparable = environment fingerprints differ or a side failed. See `collbench gate "
-      "--help` for how cases add up to a pass/fail decision.");
+      "Verdicts: regression/improvement = significant AND beyond the threshold; same = neither, "
+      "with a detectable change within the threshold; inconclusive = the runs at hand cannot "
+      "detect the threshold (the runs needed are named); not comparable = environment "
+      "fingerprints differ or a side failed. The rule is `collbench gate --help`'s.");
   sub->callback([a, &action] { action = [a] { return doCompare(*a); }; });
 }
 

@@ -19,16 +19,18 @@ void addCompareFlags(CLI::App& sub, CompareFlags& f) {
   sub.add_option("--metric", f.metric, "busbw (higher is better) or time (lower is better)")
       ->capture_default_str();
   sub.add_option("--threshold", f.threshold,
-                 "Smallest change that matters, in percent of the baseline median")
+                 "Change the gate must be able to detect (percent); significant changes from half "
+                 "of it are flagged")
       ->capture_default_str();
   sub.add_option("--alpha", f.alpha,
-                 "Significance level of the Mann-Whitney U test (Holm-corrected over the cases)")
-      ->capture_default_str();
-  sub.add_option("--drift", f.drift,
-                 "Largest slowdown of the whole run attributed to the machine (0: none)")
+                 "Family-wise false-alarm rate of the comparison (whole run, series and cases)")
       ->capture_default_str();
   sub.add_option("--sizes", f.sizes,
                  "Only these sizes: ranges and lists such as 1M-64M, 4K,1M, -64K, 1M-");
+  sub.add_option("--run-value", f.runValue,
+                 "What stands for a run: median of its iterations, or p10 / p25 (low quantiles, "
+                 "steadier on a shared machine), or min")
+      ->capture_default_str();
   sub.add_flag("--allow-different-environment", f.allowDifferentEnvironment,
                "Compare runs whose environment fingerprints differ (marked in the output)");
 }
@@ -38,34 +40,62 @@ CompareOptions toCompareOptions(const CompareFlags& f) {
   o.metric = parseMetric(f.metric);
   o.threshold = parseThreshold(f.threshold);
   o.alpha = checkAlpha(f.alpha);
-  try {
-    o.drift = parseThreshold(f.drift);
-  } catch (const UsageError&) {
-    throw UsageError(
-        fmt::format("--drift '{}' is not a percentage from 0% to below 100%", f.drift));
-  }
   o.sizes = SizeFilter::parse(f.sizes);
+  if (f.runValue == "median") {
+    o.runQuantile = 0.5;
+  } else if (f.runValue == "p25") {
+    o.runQuantile = 0.25;
+  } else if (f.runValue == "p10") {
+    o.runQuantile = 0.1;
+  } else if (f.runValue == "min") {
+    o.runQuantile = 0;
+  } else {
+    throw UsageError(
+        fmt::format("--run-value '{}' is not one of median, p25, p10, min", f.runValue));
+  }
   o.allowDifferentEnvironment = f.allowDifferentEnvironment;
   return o;
 }
 
 namespace {
 
-RunRecord resolveOne(const Store& store, const RunSpec& spec) {
+std::string runName(const RunRecord& r) {
+  return r.label.empty() ? fmt::format("run {}", r.id) : fmt::format("run {} ({})", r.id, r.label);
+}
+
+// Resolves one side. `exclude` is the other side (for label specs: not those runs, not newer).
+std::vector<RunRecord> resolveSide(const Store& store, const RunSpec& spec,
+                                   const std::vector<RunRecord>& exclude) {
+  std::vector<RunRecord> out;
   if (spec.last) {
     RunFilter newest;
     newest.limit = 1;
-    std::vector<RunRecord> runs = store.listRuns(newest);
-    if (runs.empty()) throw UsageError(fmt::format("no runs in '{}'", store.path()));
-    return runs[0];
+    out = store.listRuns(newest);
+    if (out.empty()) throw UsageError(fmt::format("no runs in '{}'", store.path()));
+  } else if (!spec.label.empty()) {
+    RunFilter f;
+    f.label = spec.label;
+    out = pickLabelRuns(store.listRuns(f), spec, exclude);
+    if (out.empty()) {
+      throw UsageError(fmt::format("no finished run labelled '{}'{} in '{}'", spec.label,
+                                   exclude.empty() ? "" : " before the other side's runs",
+                                   store.path()));
+    }
+  } else {
+    for (int64_t id : spec.ids) {
+      std::optional<RunRecord> run = store.findRun(id);
+      if (!run) throw UsageError(fmt::format("no run {} in '{}'", id, store.path()));
+      out.push_back(*run);
+    }
   }
-  std::optional<RunRecord> run = store.findRun(spec.id);
-  if (!run) throw UsageError(fmt::format("no run {} in '{}'", spec.id, store.path()));
-  return *run;
+  return out;
 }
 
-std::string runName(const RunRecord& r) {
-  return r.label.empty() ? fmt::format("run {}", r.id) : fmt::format("run {} ({})", r.id, r.label);
+std::string sideName(const RunSpec& spec, const std::vector<RunRecord>& runs) {
+  if (runs.size() == 1 && spec.label.empty()) return runName(runs[0]);
+  std::vector<int64_t> ids;
+  for (const RunRecord& r : runs) ids.push_back(r.id);
+  return fmt::format("{} (run{} {})", spec.text, ids.size() > 1 ? "s" : "", fmt::join(ids, ", "));
 }
 
 RunSet loadSet(const Store& store, std::vector<RunRecord> runs) {
@@ -81,64 +111,88 @@ RunSet loadSet(const Store& store, std::vector<RunRecord> runs) {
 
 }  // namespace
 
-LoadedRuns loadRuns(const Store& store, const std::string& base, const std::string& cand) {
-  RunSpec candSpec = RunSpec::parse(cand, false);
-  RunSpec baseSpec = RunSpec::parse(base, true);
-  RunRecord candRun = resolveOne(store, candSpec);
-  std::vector<RunRecord> baseRuns;
-  LoadedRuns out;
-  if (!baseSpec.label.empty()) {
-    RunFilter f;
-    f.label = baseSpec.label;
-    baseRuns = pickLabelRuns(store.listRuns(f), baseSpec, &candRun);
-    if (baseRuns.empty()) {
-      throw UsageError(fmt::format("no finished run labelled '{}' before run {} in '{}'",
-                                   baseSpec.label, candRun.id, store.path()));
+LoadedRuns loadRuns(const Store& store, const std::string& base, const std::string& cand,
+                    bool strict) {
+  RunSpec candSpec = RunSpec::parse(cand);
+  RunSpec baseSpec = RunSpec::parse(base);
+  std::vector<RunRecord> candRuns = resolveSide(store, candSpec, {});
+  std::vector<RunRecord> baseRuns = resolveSide(store, baseSpec, candRuns);
+  for (const RunRecord& b : baseRuns) {
+    for (const RunRecord& c : candRuns) {
+      if (b.id == c.id) {
+        throw UsageError(fmt::format(
+            "run {} is both baseline and candidate: a run compared with itself proves nothing",
+            b.id));
+      }
     }
-    std::vector<int64_t> ids;
-    for (const RunRecord& r : baseRuns) ids.push_back(r.id);
-    out.baseName = fmt::format("{} (run{} {})", baseSpec.text, ids.size() > 1 ? "s" : "",
-                               fmt::join(ids, ", "));
-  } else {
-    baseRuns.push_back(resolveOne(store, baseSpec));
-    out.baseName = runName(baseRuns[0]);
   }
-  out.candName = runName(candRun);
+  LoadedRuns out;
+  // A run that did not finish is no reference. A failed candidate is judged (it regresses);
+  // one still running or interrupted is refused: its missing cases would pass silently.
+  for (const auto& [runs, isBase] : {std::pair{&baseRuns, true}, std::pair{&candRuns, false}}) {
+    for (const RunRecord& r : *runs) {
+      if (r.status == RunStatus::kOk) continue;
+      std::string what = fmt::format("{} run {} is {}", isBase ? "baseline" : "candidate", r.id,
+                                     runStatusName(r.status));
+      bool refuse = isBase || r.status != RunStatus::kFailed;
+      if (strict && refuse) {
+        throw UsageError(fmt::format("{}: only finished runs can be gated{}", what,
+                                     isBase ? " as a baseline" : ""));
+      }
+      out.warnings.push_back(what);
+    }
+  }
+  out.baseName = sideName(baseSpec, baseRuns);
+  out.candName = sideName(candSpec, candRuns);
   out.base = loadSet(store, std::move(baseRuns));
-  out.cand = loadSet(store, {candRun});
+  out.cand = loadSet(store, std::move(candRuns));
   return out;
+}
+
+RunSet loadSide(const Store& store, const std::string& text, std::string& name) {
+  RunSpec spec = RunSpec::parse(text);
+  std::vector<RunRecord> runs = resolveSide(store, spec, {});
+  for (const RunRecord& r : runs) {
+    if (r.status != RunStatus::kOk) {
+      throw UsageError(fmt::format("run {} is {}: only finished runs measure the noise", r.id,
+                                   runStatusName(r.status)));
+    }
+  }
+  name = sideName(spec, runs);
+  return loadSet(store, std::move(runs));
 }
 
 namespace {
 
 struct Counts {
-  int cases = 0, tested = 0, same = 0, improvements = 0, confirmed = 0, isolated = 0,
-      inconclusive = 0, notComparable = 0, failed = 0, seriesRegressing = 0;
+  int cases = 0, same = 0, improvements = 0, regressions = 0, inconclusive = 0, notComparable = 0,
+      failed = 0, thresholdOnly = 0, seriesRegressing = 0;
 };
 
 Counts countOf(const Comparison& c) {
   Counts n;
   n.cases = static_cast<int>(c.cases.size());
   for (const CaseComparison& cc : c.cases) {
-    n.tested += cc.tested;
     n.failed += cc.failed;
+    n.thresholdOnly += cc.thresholdOnly;
     switch (cc.verdict) {
       case Verdict::kSame: ++n.same; break;
       case Verdict::kImprovement: ++n.improvements; break;
-      case Verdict::kRegression: ++(cc.confirmed ? n.confirmed : n.isolated); break;
+      case Verdict::kRegression: ++n.regressions; break;
       case Verdict::kInconclusive: ++n.inconclusive; break;
       case Verdict::kNotComparable: ++n.notComparable; break;
     }
   }
-  for (const SeriesSummary& s : c.series) n.seriesRegressing += s.regression;
+  for (const SeriesSummary& s : c.series) {
+    n.seriesRegressing += s.confined.verdict == Verdict::kRegression;
+  }
   return n;
 }
 
 std::string verdictText(const CaseComparison& c) {
-  if (c.verdict == Verdict::kRegression) {
-    return c.confirmed ? "REGRESSION" : "regression (unconfirmed)";
-  }
-  return std::string(verdictName(c.verdict));
+  std::string v(verdictName(c.verdict));
+  if (c.verdict == Verdict::kRegression) v = "REGRESSION";
+  return c.thresholdOnly ? v + " (threshold only)" : v;
 }
 
 // Two decimals as nccl-tests prints, but three significant digits below 1 (a busbw of 0.0015
@@ -147,18 +201,32 @@ std::string value(double v, bool known) {
   if (!known) return "-";
   return std::abs(v) >= 1 || v == 0 ? fmt::format("{:.2f}", v) : fmt::format("{:.3g}", v);
 }
-bool hasValues(const CaseComparison& c) { return c.baseValue > 0 && !c.failed; }
+bool hasValues(const CaseComparison& c) { return c.baseValue > 0 && c.candRuns > 0; }
 std::string change(const CaseComparison& c) {
   return hasValues(c) ? fmt::format("{:+.1f}%", c.changePct) : "-";
 }
-std::string pText(const CaseComparison& c) {
-  return c.tested ? fmt::format("{:.2g}", c.adjustedP) : "-";
+std::string pct(const LevelTest& t, double v) {
+  return t.tested ? fmt::format("{:+.1f}%", v) : "-";
+}
+std::string pText(const LevelTest& t) {
+  return t.tested ? fmt::format("{:.2g}", t.adjustedP) : "-";
+}
+std::string mdcText(const LevelTest& t) {
+  return t.tested ? fmt::format("{:.1f}%", t.mdcPct) : "-";
 }
 
-std::string describeOptions(const CompareOptions& o) {
-  return fmt::format("metric {} ({}), threshold {:g}%, alpha {:g}, drift {:g}%, sizes {}",
-                     metricName(o.metric), metricUnit(o.metric), o.threshold * 100, o.alpha,
-                     o.drift * 100, o.sizes.all() ? "all" : o.sizes.text());
+std::string direction(Metric m) {
+  return m == Metric::kBusbw ? "busbw, higher is better: a negative change is worse"
+                             : "time, lower is better: a positive change is worse";
+}
+
+std::string describeOptions(const Comparison& c) {
+  const CompareOptions& o = c.options;
+  return fmt::format(
+      "metric {} ({}), threshold {:g}%, alpha {:g}, power {:g}%, sizes {}; {} baseline and {} "
+      "candidate replicate(s)",
+      metricName(o.metric), metricUnit(o.metric), o.threshold * 100, o.alpha, o.power * 100,
+      o.sizes.all() ? "all" : o.sizes.text(), c.baseReplicates, c.candReplicates);
 }
 
 std::string groupTitle(const CaseKey& k) {
@@ -189,12 +257,12 @@ const SeriesSummary* seriesOf(const Comparison& c, const CaseKey& series) {
 bool notable(const CaseComparison& c) { return c.verdict != Verdict::kSame; }
 
 // ANSI colour around a verdict; every cell gets the same number of invisible bytes so the
-// table's byte-based widths still line up.
+// table's byte-based widths still line up. Only what the test decided is coloured.
 std::string paint(const std::string& text, const CaseComparison* c, bool colour) {
   if (!colour) return text;
   const char* code = "39";
   if (c) {
-    if (c->verdict == Verdict::kRegression) code = c->confirmed ? "31" : "33";
+    if (c->verdict == Verdict::kRegression) code = "31";
     if (c->verdict == Verdict::kImprovement) code = "32";
     if (c->verdict == Verdict::kInconclusive || c->verdict == Verdict::kNotComparable) {
       code = "33";
@@ -203,12 +271,29 @@ std::string paint(const std::string& text, const CaseComparison* c, bool colour)
   return fmt::format("\x1b[{}m{}\x1b[0m", code, text);
 }
 
-std::string seriesLine(const SeriesSummary& s) {
-  std::string shift =
-      s.shiftPct > 0 ? fmt::format(" beyond the rest of the run's shift of {:+.1f}%", s.shiftPct)
-                     : "";
-  return fmt::format("{} of {} tested sizes regress{}, median change {:+.1f}% worse", s.regressions,
-                     s.tested, shift, s.medianWorsePct);
+std::string levelLine(const LevelTest& t, const Comparison& c) {
+  if (!t.tested) return "not tested";
+  std::string need =
+      t.runsNeeded > kRunsNeededCap
+          ? fmt::format("; more than {} runs per side would be needed", kRunsNeededCap)
+      : t.runsNeeded > 0 ? fmt::format("; {} runs per side would detect {:g}%", t.runsNeeded,
+                                       c.options.threshold * 100)
+                         : "";
+  return fmt::format("change {:+.1f}%, p {:.2g}, detectable change {:.1f}%{}: {}", t.changePct,
+                     t.adjustedP, t.mdcPct, need,
+                     t.verdict == Verdict::kRegression ? "REGRESSION" : verdictName(t.verdict));
+}
+
+std::string needText(const Comparison& c) {
+  if (c.runsNeeded > kRunsNeededCap) {
+    return fmt::format("more than {} runs per side needed: the machine is too noisy for {:g}%",
+                       kRunsNeededCap, c.options.threshold * 100);
+  }
+  if (c.runsNeeded > 0) {
+    return fmt::format("{} runs per side needed to detect {:g}% (have {} and {})", c.runsNeeded,
+                       c.options.threshold * 100, c.baseReplicates, c.candReplicates);
+  }
+  return "";
 }
 
 }  // namespace
@@ -217,34 +302,47 @@ std::string summaryLine(const Comparison& c) {
   Counts n = countOf(c);
   switch (c.outcome) {
     case GateOutcome::kRegression: {
+      std::vector<std::string> parts;
+      for (const std::string& p : c.runProblems) parts.push_back(p);
+      if (c.wholeRun.verdict == Verdict::kRegression) {
+        parts.push_back(fmt::format("the whole run changes {:+.1f}% (p {:.2g})",
+                                    c.wholeRun.changePct, c.wholeRun.adjustedP));
+      }
       std::vector<std::string> names;
       for (const SeriesSummary& s : c.series) {
-        if (s.regression && names.size() < 3) names.push_back(s.series.seriesString());
-      }
-      std::string what;
-      if (c.globalRegression) {
-        what = fmt::format(
-            "the whole run is {:+.1f}% worse (median over {} cases), beyond the "
-            "--drift allowance of {:g}%",
-            c.commonShiftPct, n.tested, c.options.drift * 100);
+        if (s.confined.verdict == Verdict::kRegression && names.size() < 3) {
+          names.push_back(
+              fmt::format("{} {:+.1f}%", s.series.seriesString(), s.confined.changePct));
+        }
       }
       if (n.seriesRegressing > 0) {
-        if (!what.empty()) what += "; ";
-        what += fmt::format("{} series regress{} ({}{})", n.seriesRegressing,
-                            n.seriesRegressing == 1 ? "es" : "", fmt::join(names, ", "),
-                            n.seriesRegressing > 3 ? ", ..." : "");
+        parts.push_back(fmt::format("{} series regress{} against the rest of the run ({}{})",
+                                    n.seriesRegressing, n.seriesRegressing == 1 ? "es" : "",
+                                    fmt::join(names, ", "), n.seriesRegressing > 3 ? ", ..." : ""));
+      }
+      if (n.regressions - n.failed > 0) {
+        parts.push_back(fmt::format("{} case(s) regress{}", n.regressions - n.failed,
+                                    c.thresholdOnly ? " beyond the threshold (threshold only: "
+                                                      "one value per side, untested)"
+                                                    : ""));
       }
       if (n.failed > 0) {
-        what += fmt::format("{}{} case(s) failed or computed wrong results",
-                            what.empty() ? "" : "; ", n.failed);
+        parts.push_back(fmt::format("{} case(s) failed or computed wrong results", n.failed));
       }
-      return fmt::format("REGRESSION: {}", what);
+      return fmt::format("REGRESSION: {}", fmt::join(parts, "; "));
     }
-    case GateOutcome::kInconclusive:
-      return fmt::format(
-          "inconclusive: {} of {} cases could not be tested ({} inconclusive, {} "
-          "not comparable); no regression among the {} tested",
-          n.inconclusive + n.notComparable, n.cases, n.inconclusive, n.notComparable, n.tested);
+    case GateOutcome::kInconclusive: {
+      std::string why = !c.tooFewNote.empty() ? c.tooFewNote : needText(c);
+      if (c.runsNeeded == 0 && c.tooFewNote.empty() && n.notComparable > 0) {
+        why = fmt::format("{} case(s) not comparable", n.notComparable);
+      }
+      if (!c.tooFewNote.empty()) {
+        why += c.runsNeeded > 0 ? "; " + needText(c)
+                                : "; run `collbench gate --calibrate` on same-build runs for the "
+                                  "number needed";
+      }
+      return fmt::format("inconclusive: {}; no regression found among {} cases", why, n.cases);
+    }
     case GateOutcome::kNothingComparable:
       return fmt::format("nothing comparable: {}",
                          !c.environmentNote.empty() && c.environmentDiffers
@@ -252,19 +350,35 @@ std::string summaryLine(const Comparison& c) {
                              : "the runs have no case in common");
     case GateOutcome::kPass: break;
   }
+  if (c.thresholdOnly) {
+    return fmt::format(
+        "pass (threshold only: one value per side, untested): no case changed beyond {:g}% "
+        "over {} cases",
+        c.options.threshold * 100, n.cases);
+  }
   return fmt::format(
-      "pass: {} cases tested, {} improved, {} slower but not confirmed by their "
-      "series; run shift {:+.1f}%",
-      n.tested, n.improvements, n.isolated, c.commonShiftPct);
+      "pass: {} cases, {} improved; whole-run change {:+.1f}% (detectable {:.1f}%); no case or "
+      "series worse than {:g}%",
+      n.cases, n.improvements, c.wholeRun.changePct, c.wholeRun.mdcPct, c.options.threshold * 100);
 }
+
+// Says what every column means, once, under the tables (issue: "noise" was explained nowhere).
+constexpr const char* kLegend =
+    "# change: candidate vs baseline (geometric means of the replicates' medians), in the "
+    "metric's own direction\n"
+    "# vs run: the change net of the whole run's change (what the confined test judges); "
+    "p(Holm): its p-value, Holm-corrected over every case and series\n"
+    "# mdc: the smallest change confined to the case that the test detects with the stated power "
+    "at these replicates; noise: run-to-run standard deviation of the case's replicate medians\n";
 
 std::string renderText(const Comparison& c, const LoadedRuns& runs, bool allCases, bool colour) {
   std::string out;
-  out += fmt::format("# baseline : {}\n# candidate: {}\n# {}\n", runs.baseName, runs.candName,
-                     describeOptions(c.options));
+  out += fmt::format("# baseline : {}\n# candidate: {}\n# {}\n# {}\n", runs.baseName, runs.candName,
+                     describeOptions(c), direction(c.options.metric));
+  for (const std::string& w : runs.warnings) out += fmt::format("# warning: {}\n", w);
   if (!c.environmentNote.empty()) out += fmt::format("# note: {}\n", c.environmentNote);
-  bool anyNoise = false;
-  for (const CaseComparison& cc : c.cases) anyNoise = anyNoise || cc.baseRuns > 1;
+  if (!c.tooFewNote.empty()) out += fmt::format("# note: {}\n", c.tooFewNote);
+  out += fmt::format("# whole run: {}\n", levelLine(c.wholeRun, c));
   using A = TextTable::Align;
   const std::string unit(metricUnit(c.options.metric));
   int hidden = 0;
@@ -275,36 +389,33 @@ std::string renderText(const Comparison& c, const LoadedRuns& runs, bool allCase
     }
     hidden += static_cast<int>(members.size() - rows.size());
     if (rows.empty()) continue;
-    std::vector<TextTable::Column> columns{{"size", A::kRight},
-                                           {fmt::format("base({})", unit), A::kRight},
-                                           {fmt::format("cand({})", unit), A::kRight},
-                                           {"change", A::kRight},
-                                           {"p(Holm)", A::kRight}};
-    if (anyNoise) columns.push_back({"noise", A::kRight});
-    columns.push_back({paint("verdict", nullptr, colour)});
-    columns.push_back({"note"});
-    TextTable table(std::move(columns));
+    TextTable table({{"size", A::kRight},
+                     {fmt::format("base({})", unit), A::kRight},
+                     {fmt::format("cand({})", unit), A::kRight},
+                     {"change", A::kRight},
+                     {"vs run", A::kRight},
+                     {"p(Holm)", A::kRight},
+                     {"mdc", A::kRight},
+                     {"noise", A::kRight},
+                     {paint("verdict", nullptr, colour)},
+                     {"note"}});
     for (const CaseComparison* cc : rows) {
-      std::vector<std::string> row{compactSize(cc->key.sizeBytes),
-                                   value(cc->baseValue, hasValues(*cc)),
-                                   value(cc->candValue, hasValues(*cc)), change(*cc), pText(*cc)};
-      if (anyNoise) row.push_back(cc->baseRuns > 1 ? fmt::format("{:.1f}%", cc->noisePct) : "-");
-      row.push_back(paint(verdictText(*cc), cc, colour));
-      row.push_back(cc->note);
-      table.addRow(std::move(row));
+      table.addRow({compactSize(cc->key.sizeBytes), value(cc->baseValue, hasValues(*cc)),
+                    value(cc->candValue, hasValues(*cc)), change(*cc),
+                    pct(cc->confined, cc->confined.changePct), pText(cc->confined),
+                    mdcText(cc->confined),
+                    cc->noisePct > 0 ? fmt::format("{:.1f}%", cc->noisePct) : "-",
+                    paint(verdictText(*cc), cc, colour), cc->note});
     }
     out += fmt::format("#\n# {}\n{}", groupTitle(series), table.render("# "));
-    if (const SeriesSummary* s = seriesOf(c, series); s && s->regressions > 0) {
-      out += fmt::format("# series: {}{}\n", seriesLine(*s),
-                         s->regression ? ": REGRESSION" : ": not confirmed");
+    if (const SeriesSummary* s = seriesOf(c, series)) {
+      out += fmt::format("# series vs the rest of the run: {}\n", levelLine(s->confined, c));
     }
   }
   Counts n = countOf(c);
   out += fmt::format(
-      "#\n# {} cases: {} same, {} improved, {} regressed ({} confirmed, {} unconfirmed), {} "
-      "inconclusive, {} not comparable; run shift {:+.1f}% (median change, + = worse)",
-      n.cases, n.same, n.improvements, n.confirmed + n.isolated, n.confirmed, n.isolated,
-      n.inconclusive, n.notComparable, c.commonShiftPct);
+      "#\n# {} cases: {} same, {} improved, {} regressed, {} inconclusive, {} not comparable",
+      n.cases, n.same, n.improvements, n.regressions, n.inconclusive, n.notComparable);
   if (hidden > 0 && !allCases) out += fmt::format("; {} unchanged not shown (--all)", hidden);
   out += "\n";
   if (!c.onlyBase.empty() || !c.onlyCand.empty() || c.skipped > 0) {
@@ -313,6 +424,7 @@ std::string renderText(const Comparison& c, const LoadedRuns& runs, bool allCase
         "(unsupported on both sides or outside --sizes)\n",
         c.onlyBase.size(), c.onlyCand.size(), c.skipped);
   }
+  if (n.cases - hidden > 0) out += kLegend;
   return out;
 }
 
@@ -355,39 +467,44 @@ std::string renderMarkdown(const Comparison& c, const LoadedRuns& runs, bool all
                                                                   : "*nothing comparable*";
   out += fmt::format("### collbench gate: {}\n\n", outcome);
   out += fmt::format("Baseline: {} · Candidate: {} · {}\n\n", escapeMarkdown(runs.baseName),
-                     escapeMarkdown(runs.candName), escapeMarkdown(describeOptions(c.options)));
+                     escapeMarkdown(runs.candName), escapeMarkdown(describeOptions(c)));
+  for (const std::string& w : runs.warnings) out += fmt::format("> {}\n\n", escapeMarkdown(w));
   if (!c.environmentNote.empty()) {
     out += fmt::format("> {}\n\n", escapeMarkdown(c.environmentNote));
   }
   out += escapeMarkdown(summaryLine(c)) + "\n\n";
+  out += fmt::format("Whole run: {}\n\n", escapeMarkdown(levelLine(c.wholeRun, c)));
   out += "| verdict | cases |\n|---|---:|\n";
   out += fmt::format(
-      "| same | {} |\n| improvement | {} |\n| regression (confirmed) | {} |\n"
-      "| regression (unconfirmed: isolated size or within the run's shift) | {} |\n"
-      "| inconclusive | {} |\n| not comparable | {} |\n\n",
-      n.same, n.improvements, n.confirmed, n.isolated, n.inconclusive, n.notComparable);
+      "| same | {} |\n| improvement | {} |\n| regression | {} |\n| inconclusive | {} |\n"
+      "| not comparable | {} |\n\n",
+      n.same, n.improvements, n.regressions, n.inconclusive, n.notComparable);
   const std::string unit(metricUnit(c.options.metric));
   std::string rows;
   for (const auto& [series, members] : bySeries(c)) {
     for (const CaseComparison* cc : members) {
       if (!allCases && !notable(*cc)) continue;
-      rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n",
-                          escapeMarkdown(cc->key.toString()), value(cc->baseValue, hasValues(*cc)),
-                          value(cc->candValue, hasValues(*cc)), change(*cc), pText(*cc),
-                          c.outcome == GateOutcome::kRegression && cc->confirmed
-                              ? "**" + verdictText(*cc) + "**"
-                              : escapeMarkdown(verdictText(*cc)),
-                          escapeMarkdown(cc->note));
+      rows += fmt::format(
+          "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", escapeMarkdown(cc->key.toString()),
+          value(cc->baseValue, hasValues(*cc)), value(cc->candValue, hasValues(*cc)), change(*cc),
+          pct(cc->confined, cc->confined.changePct), pText(cc->confined), mdcText(cc->confined),
+          cc->verdict == Verdict::kRegression ? "**" + verdictText(*cc) + "**"
+                                              : escapeMarkdown(verdictText(*cc)),
+          escapeMarkdown(cc->note));
     }
   }
   if (rows.empty()) {
-    out += fmt::format("All {} tested cases are within the threshold.\n", n.tested);
+    out += fmt::format("All {} cases are the same within the threshold.\n", n.cases);
   } else {
     out += fmt::format(
-        "| case | baseline ({0}) | candidate ({0}) | change | p (Holm) | verdict | note |\n"
-        "|---|---:|---:|---:|---:|---|---|\n",
+        "| case | baseline ({0}) | candidate ({0}) | change | vs run | p (Holm) | mdc | verdict | "
+        "note |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n",
         unit);
     out += rows;
+    out += fmt::format(
+        "\n*{}.* *vs run*: the change net of the whole run's; *mdc*: smallest change confined to "
+        "the case the test detects at these replicates.\n",
+        escapeMarkdown(direction(c.options.metric)));
   }
   return out;
 }
@@ -410,6 +527,16 @@ nlohmann::json numberOrNull(bool known, double v) {
   return known && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
+nlohmann::json levelJson(const LevelTest& t) {
+  return {{"tested", t.tested},
+          {"change_pct", numberOrNull(t.tested, t.changePct)},
+          {"p", numberOrNull(t.tested, t.pValue)},
+          {"p_holm", numberOrNull(t.tested, t.adjustedP)},
+          {"mdc_pct", numberOrNull(t.tested, t.mdcPct)},
+          {"runs_needed", t.runsNeeded},
+          {"verdict", verdictName(t.verdict)}};
+}
+
 }  // namespace
 
 std::string renderJson(const Comparison& c, const LoadedRuns& runs) {
@@ -419,22 +546,23 @@ std::string renderJson(const Comparison& c, const LoadedRuns& runs) {
   j["summary"] = summaryLine(c);
   j["baseline"] = runsJson(runs.base, runs.baseName);
   j["candidate"] = runsJson(runs.cand, runs.candName);
+  j["warnings"] = runs.warnings;
   j["options"] = {{"metric", metricName(c.options.metric)},
                   {"unit", metricUnit(c.options.metric)},
                   {"threshold_pct", c.options.threshold * 100},
                   {"alpha", c.options.alpha},
-                  {"drift_pct", c.options.drift * 100},
+                  {"power", c.options.power},
                   {"sizes", c.options.sizes.all() ? "all" : c.options.sizes.text()},
                   {"allow_different_environment", c.options.allowDifferentEnvironment}};
+  j["replicates"] = {{"baseline", c.baseReplicates}, {"candidate", c.candReplicates}};
+  j["runs_needed"] = c.runsNeeded;
+  j["threshold_only"] = c.thresholdOnly;
   j["environment_note"] = c.environmentNote;
-  j["common_shift_pct"] = c.commonShiftPct;
-  j["global_regression"] = c.globalRegression;
+  j["whole_run"] = levelJson(c.wholeRun);
   j["counts"] = {{"cases", n.cases},
-                 {"tested", n.tested},
                  {"same", n.same},
                  {"improvement", n.improvements},
-                 {"regression_confirmed", n.confirmed},
-                 {"regression_isolated", n.isolated},
+                 {"regression", n.regressions},
                  {"inconclusive", n.inconclusive},
                  {"not_comparable", n.notComparable},
                  {"only_baseline", c.onlyBase.size()},
@@ -442,13 +570,10 @@ std::string renderJson(const Comparison& c, const LoadedRuns& runs) {
                  {"skipped", c.skipped}};
   nlohmann::json series = nlohmann::json::array();
   for (const SeriesSummary& s : c.series) {
-    series.push_back({{"series", s.series.seriesString()},
-                      {"tested", s.tested},
-                      {"regressions", s.regressions},
-                      {"improvements", s.improvements},
-                      {"median_worse_pct", s.medianWorsePct},
-                      {"shift_pct", s.shiftPct},
-                      {"regression", s.regression}});
+    nlohmann::json one = levelJson(s.confined);
+    one["series"] = s.series.seriesString();
+    one["cases"] = s.cases;
+    series.push_back(one);
   }
   j["series"] = series;
   nlohmann::json cases = nlohmann::json::array();
@@ -464,22 +589,16 @@ std::string renderJson(const Comparison& c, const LoadedRuns& runs) {
                      {"nranks", cc.key.nranks},
                      {"root", cc.key.root},
                      {"verdict", verdictName(cc.verdict)},
-                     {"confirmed", cc.confirmed},
                      {"failed", cc.failed},
+                     {"threshold_only", cc.thresholdOnly},
                      {"note", cc.note},
-                     {"base_n", cc.baseN},
-                     {"cand_n", cc.candN},
                      {"base_runs", cc.baseRuns},
+                     {"cand_runs", cc.candRuns},
                      {"base", numberOrNull(values, cc.baseValue)},
                      {"cand", numberOrNull(values, cc.candValue)},
                      {"change_pct", numberOrNull(values, cc.changePct)},
-                     {"worse_pct", numberOrNull(values, cc.worsePct)},
-                     {"p", numberOrNull(cc.tested, cc.pValue)},
-                     {"p_holm", numberOrNull(cc.tested, cc.adjustedP)},
-                     {"exact", cc.exact},
-                     {"min_p", numberOrNull(values, cc.minP)},
-                     {"noise_pct", cc.noisePct},
-                     {"threshold_pct", cc.thresholdPct}});
+                     {"noise_pct", numberOrNull(cc.noisePct > 0, cc.noisePct)},
+                     {"confined", levelJson(cc.confined)}});
   }
   j["cases"] = cases;
   nlohmann::json onlyBase = nlohmann::json::array(), onlyCand = nlohmann::json::array();
@@ -517,9 +636,12 @@ std::string renderJunit(const Comparison& c, const LoadedRuns& runs) {
   Counts n = countOf(c);
   int failures = 0, skipped = 0;
   for (const CaseComparison& cc : c.cases) {
-    failures += cc.confirmed;
+    failures += cc.verdict == Verdict::kRegression;
     skipped += cc.verdict == Verdict::kInconclusive || cc.verdict == Verdict::kNotComparable;
   }
+  const bool wholeFails = c.wholeRun.verdict == Verdict::kRegression || !c.runProblems.empty();
+  const int tests = n.cases + 1;
+  failures += wholeFails;
   const std::string unit(metricUnit(c.options.metric));
   std::string suite = fmt::format("collbench gate: {} vs {}", runs.baseName, runs.candName);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -527,7 +649,7 @@ std::string renderJunit(const Comparison& c, const LoadedRuns& runs) {
       "<testsuites name=\"collbench gate\" tests=\"{0}\" failures=\"{1}\" errors=\"0\" "
       "skipped=\"{2}\">\n"
       "  <testsuite name=\"{3}\" tests=\"{0}\" failures=\"{1}\" errors=\"0\" skipped=\"{2}\">\n",
-      n.cases, failures, skipped, escapeXml(suite));
+      tests, failures, skipped, escapeXml(suite));
   out += "    <properties>\n";
   auto property = [&](std::string_view name, const std::string& v) {
     out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, escapeXml(v));
@@ -537,23 +659,32 @@ std::string renderJunit(const Comparison& c, const LoadedRuns& runs) {
   property("metric", std::string(metricName(c.options.metric)));
   property("threshold", fmt::format("{:g}%", c.options.threshold * 100));
   property("alpha", fmt::format("{:g}", c.options.alpha));
-  property("drift", fmt::format("{:g}%", c.options.drift * 100));
-  property("common_shift", fmt::format("{:+.1f}%", c.commonShiftPct));
+  property("replicates", fmt::format("{} vs {}", c.baseReplicates, c.candReplicates));
   property("sizes", c.options.sizes.all() ? "all" : c.options.sizes.text());
   if (!c.environmentNote.empty()) property("environment", c.environmentNote);
   out += "    </properties>\n";
+  std::string whole = fmt::format("whole run: {}", levelLine(c.wholeRun, c));
+  for (const std::string& p : c.runProblems) whole += "; " + p;
+  out += "    <testcase classname=\"collbench.run\" name=\"whole run\"";
+  out += wholeFails ? fmt::format(
+                          ">\n      <failure type=\"regression\" message=\"{0}\">{0}"
+                          "</failure>\n    </testcase>\n",
+                          escapeXml(whole))
+                    : fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n",
+                                  escapeXml(whole));
   for (const CaseComparison& cc : c.cases) {
     const CaseKey& k = cc.key;
     std::string detail =
-        hasValues(cc)
-            ? fmt::format("{} {} -> {} {} ({:+.1f}%), p(Holm) {}, threshold {:.1f}%",
-                          metricName(c.options.metric), value(cc.baseValue, true),
-                          value(cc.candValue, true), unit, cc.changePct, pText(cc), cc.thresholdPct)
-            : cc.note;
+        hasValues(cc) ? fmt::format("{} {} -> {} {} ({:+.1f}%; vs run {}, p(Holm) {}, mdc {})",
+                                    metricName(c.options.metric), value(cc.baseValue, true),
+                                    value(cc.candValue, true), unit, cc.changePct,
+                                    pct(cc.confined, cc.confined.changePct), pText(cc.confined),
+                                    mdcText(cc.confined))
+                      : cc.note;
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\"",
                        escapeXml(fmt::format("collbench.{}.{}", k.collective, k.variant)),
                        escapeXml(k.toString()));
-    if (cc.confirmed) {
+    if (cc.verdict == Verdict::kRegression) {
       out += fmt::format(">\n      <failure type=\"regression\" message=\"{}\">{}</failure>\n",
                          escapeXml(cc.failed ? cc.note : "regression: " + detail),
                          escapeXml(fmt::format("{}{}{}", detail, cc.note.empty() ? "" : "\n",

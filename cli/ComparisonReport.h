@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "results/Compare.h"
 #include "results/Store.h"
@@ -17,24 +18,32 @@ struct CompareFlags {
   std::string metric = "busbw";
   std::string threshold = "5%";
   double alpha = 0.01;
-  std::string drift = "15%";
   std::string sizes;
+  std::string runValue = "p10";
   bool allowDifferentEnvironment = false;
 };
 
-// Adds --db --metric --threshold --alpha --drift --sizes --allow-different-environment.
+// Adds --db --metric --threshold --alpha --sizes --run-value --allow-different-environment.
 void addCompareFlags(CLI::App& sub, CompareFlags& flags);
 CompareOptions toCompareOptions(const CompareFlags& flags);  // UsageError for bad values
 
 // Both sides loaded with their samples, and how to name them.
 struct LoadedRuns {
   RunSet base, cand;
-  std::string baseName, candName;  // "run 12 (base)", "label:main@last-3 (runs 9, 8, 7)"
+  std::string baseName, candName;     // "run 12 (base)", "label:main@last-3 (runs 9, 8, 7)"
+  std::vector<std::string> warnings;  // runs that did not finish ok (compare shows them)
 };
 
-// BASE: id, last, label:NAME[@last-K]; CAND: id or last. Throws UsageError naming what is
-// missing (unknown run, no finished run with that label).
-LoadedRuns loadRuns(const Store& store, const std::string& base, const std::string& cand);
+// BASE and CAND: id, list of ids, last, label:NAME[@last-K] (see RunSpec). Throws UsageError
+// naming what is missing (unknown run, no finished run with that label), for a run on both
+// sides, and, when `strict` (gate), for a baseline that did not finish ok or a candidate still
+// running or interrupted.
+LoadedRuns loadRuns(const Store& store, const std::string& base, const std::string& cand,
+                    bool strict);
+
+// One side alone (gate --calibrate): the runs of `spec`, every one finished ok (else
+// UsageError); `name` gets how to name them.
+RunSet loadSide(const Store& store, const std::string& spec, std::string& name);
 
 // Texts of a comparison. `allCases` lists every case; otherwise only those that are not
 // "same". `colour` adds ANSI colours (text only).

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -30,31 +31,38 @@ struct GateArgs {
   std::string output;
   bool failOnInconclusive = false;
   bool all = false;
+  bool calibrate = false;
+  bool candidateGiven = false;
 };
 
 constexpr const char* kRule =
-    "Decision rule:\n"
-    "  1. Each case both runs measured (collective, variant, dtype, op, size, placement, world\n"
-    "     size) is compared on its median and by a two-sided Mann-Whitney U test over the\n"
-    "     per-iteration samples; p-values are Holm-corrected over all cases.\n"
-    "  2. A case regresses when its corrected p < alpha AND its median is worse by more than\n"
-    "     the threshold. With label:NAME@last-K the K baseline runs are pooled and the\n"
-    "     threshold grows by their own run-to-run spread in that case.\n"
-    "  3. A series (a case without its size) regresses when more than half of its tested sizes\n"
-    "     regress and its median change is worse than the threshold, both counted beyond the\n"
-    "     rest of the run's shift: the median change of the other series, when slower, up to\n"
-    "     --drift (a shared machine makes whole runs 5-15% slower or faster). One noisy size\n"
-    "     never fails a gate; a regression confined to some variants or sizes still does.\n"
-    "  4. The whole run regresses when its median change over all cases is worse than --drift\n"
-    "     and most cases regress. A case that fails or computes wrong results in the\n"
-    "     candidate only always fails the gate. On a quiet dedicated machine, --drift 0\n"
-    "     judges every change at the threshold.\n"
-    "  5. Cases too small to reach alpha (e.g. 4 vs 4 iterations) are inconclusive; cases of\n"
-    "     runs with different environment fingerprints are not comparable.\n"
+    "Decision rule (docs/ARCHITECTURE.md argues it):\n"
+    "  1. The unit of replication is the run (or one cycle of a -N sweep): each gives one value\n"
+    "     per case, a quantile of its iterations (--run-value, default p10: interference only\n"
+    "     adds time). K baseline runs are compared with M candidate runs on the logarithm of\n"
+    "     these values (changes are ratios).\n"
+    "  2. Whole run: each run's level (its median deviation over the cases) is compared by a\n"
+    "     Student t-test, K against M: a change common to every case.\n"
+    "  3. Confined: each case and each series (a case without its size), net of its own run's\n"
+    "     level, is compared the same way: a regression confined to one size or variant stands\n"
+    "     out of its run. Holm's method holds every series and case together to alpha/2; the\n"
+    "     whole-run test takes the other alpha/2.\n"
+    "  4. --threshold is the change the gate must be able to see. A test regresses when\n"
+    "     significant AND worse than half the threshold. Not significant with a minimum\n"
+    "     detectable change (alpha, 80% power, these runs) above the threshold is inconclusive,\n"
+    "     and names the runs per side that would reach it.\n"
+    "  5. Fewer than 4 runs in all decide nothing (inconclusive); imported logs without\n"
+    "     samples are then compared on the threshold alone, labelled so. A case that fails in\n"
+    "     the candidate only, or a failed candidate run, always regresses. Baselines must have\n"
+    "     finished ok; a run on both sides is refused.\n"
+    "Sides: a run id, ids (12,13,14), last, label:NAME (every finished run with the label) or\n"
+    "label:NAME@last-K (the newest K).\n"
+    "--calibrate: with only --baseline (same-build runs, at least 3), prints their run-to-run\n"
+    "noise and the runs per side a gate needs to detect --threshold.\n"
     "Exit: 0 pass, 1 regression, 2 usage or environment error (also: nothing comparable),\n"
     "3 inconclusive (1 with --fail-on-inconclusive).\n"
-    "Example: collbench gate --baseline label:main@last-5 --candidate last --sizes 1K-4M \\\n"
-    "           --format junit --output gate.xml";
+    "Example: collbench gate --baseline label:main@last-8 --candidate label:pr@last-8 \\\n"
+    "           --sizes 1K-4M --format junit -o gate.xml";
 
 void writeFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -67,7 +75,44 @@ void writeFile(const std::string& path, const std::string& text) {
   if (!out) throw EnvironmentError(fmt::format("--output '{}': write failed", path));
 }
 
+int doCalibrate(const GateArgs& a) {
+  CompareOptions options = toCompareOptions(a.flags);
+  Store store = Store::open(a.flags.db, false);
+  store.reapDeadRuns();
+  std::string name;
+  RunSet runs = loadSide(store, a.baseline, name);
+  Calibration cal = calibrate(runs, options, options.threshold);
+  const double t = options.threshold * 100;
+  auto runsText = [](int n) {
+    return n > kRunsNeededCap ? fmt::format("more than {}", kRunsNeededCap) : std::to_string(n);
+  };
+  fmt::print("# calibration from {}: {} replicates, {} cases in {} series\n", name, cal.replicates,
+             cal.cases, cal.series);
+  fmt::print("# {}, alpha {:g}, power {:g}%\n", metricName(options.metric), options.alpha,
+             options.power * 100);
+  fmt::print(
+      "whole run: run-to-run noise {:.1f}%: {} runs per side detect a uniform change of "
+      "{:g}%\n",
+      cal.wholeSdPct, runsText(cal.runsWhole), t);
+  if (cal.cases >= 2) {
+    fmt::print(
+        "one case : noise net of its run {:.1f}% (median case): {} runs per side detect "
+        "{:g}% confined to it\n",
+        cal.caseSdPct, runsText(cal.runsCaseMedian), t);
+    fmt::print("worst    : {:.1f}% ({}): {} runs per side\n", cal.worstCaseSdPct,
+               cal.worstCase.toString(), runsText(cal.runsCaseWorst));
+  }
+  int recommended = std::max({cal.runsWhole, cal.runsCaseMedian, 2});
+  fmt::print("recommended: {} runs per side (baseline and candidate) for --threshold {:g}%\n",
+             runsText(recommended), t);
+  return 0;
+}
+
 int doGate(const GateArgs& a) {
+  if (a.calibrate) {
+    if (a.candidateGiven) throw UsageError("--calibrate takes --baseline only (same-build runs)");
+    return doCalibrate(a);
+  }
   if (a.format != "text" && a.format != "markdown" && a.format != "json" && a.format != "junit") {
     throw UsageError(
         fmt::format("--format '{}' is not one of text, markdown, json, junit", a.format));
@@ -76,7 +121,7 @@ int doGate(const GateArgs& a) {
   CompareOptions options = toCompareOptions(a.flags);
   Store store = Store::open(a.flags.db, false);
   store.reapDeadRuns();
-  LoadedRuns runs = loadRuns(store, a.baseline, a.candidate);
+  LoadedRuns runs = loadRuns(store, a.baseline, a.candidate, true);
   Comparison c = compareRuns(runs.base, runs.cand, options);
 
   std::string report;
@@ -119,19 +164,26 @@ void setupGateCommand(CLI::App& app, Action& action) {
       "CI gate: fail (exit 1) when the candidate run is significantly and practically slower "
       "than the baseline");
   sub->add_option("--baseline", a->baseline,
-                  "Run id, last, label:NAME (newest run with that label) or label:NAME@last-K "
-                  "(the K newest, pooled)")
+                  "Run id, ids (12,13), last, label:NAME (every finished run with that label) or "
+                  "label:NAME@last-K (the K newest)")
       ->required();
-  sub->add_option("--candidate", a->candidate, "Run id or last")->capture_default_str();
+  auto* cand = sub->add_option("--candidate", a->candidate, "Same forms as --baseline")
+                   ->capture_default_str();
   addCompareFlags(*sub, a->flags);
   sub->add_option("--format", a->format, "text, markdown, json or junit")->capture_default_str();
-  sub->add_option("--output", a->output,
+  sub->add_option("-o,--output", a->output,
                   "Write the report to FILE (stdout then gets the one-line outcome)");
   sub->add_flag("--fail-on-inconclusive", a->failOnInconclusive,
                 "Exit 1 instead of 3 when the outcome is inconclusive");
   sub->add_flag("--all", a->all, "List every case, not only those that are not 'same'");
+  sub->add_flag("--calibrate", a->calibrate,
+                "Measure the noise of the --baseline runs (same build) and print the runs per "
+                "side a gate needs");
   sub->footer(kRule);
-  sub->callback([a, &action] { action = [a] { return doGate(*a); }; });
+  sub->callback([a, cand, &action] {
+    a->candidateGiven = cand->count() > 0;
+    action = [a] { return doGate(*a); };
+  });
 }
 
 }  // namespace cb::cli

@@ -123,10 +123,13 @@ SweepOptions toSweep(const RunOptions& o) {
     try {
       s.injectDelayUs = std::stod(parts.at(0));
     } catch (const std::exception&) {
-      throw UsageError(fmt::format("--inject-delay '{}' is not US[:VARIANT]", o.injectDelay));
+      throw UsageError(
+          fmt::format("--inject-delay '{}' is not US[:VARIANT[:SIZE]]", o.injectDelay));
     }
     if (s.injectDelayUs < 0) throw UsageError("--inject-delay must not be negative");
     if (parts.size() > 1) s.injectDelayVariant = parts[1];
+    // A third part confines the delay to one size (proves a one-size regression is caught).
+    if (parts.size() > 2) s.injectDelaySize = parseSize(parts[2]);
   }
   return s;
 }
@@ -354,7 +357,7 @@ void setupRunCommand(CLI::App& app, Action& action) {
   sub->add_option("--np", o->world.np,
                   "Ranks of the local world (threads; default: cores, at least 2)");
   sub->add_option("--inject-delay", o->injectDelay,
-                  "Testing aid: add US microseconds to every timed call [of VARIANT]");
+                  "Testing aid: add US microseconds to every timed call [of VARIANT [at SIZE]]");
   sub->callback([o, &action] { action = [o] { return doRun(*o); }; });
 }
 

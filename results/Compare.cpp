@@ -1,5 +1,5 @@
-// The Mann-Whitney U test, per-case verdicts and the gate's series rule (see Compare.h for the
-// decision rule in full).
+// Run-level tests, per-case verdicts and the gate's outcome (see Compare.h for the decision
+// rule in full), and the Mann-Whitney U test.
 #include "results/Compare.h"
 
 #include <fmt/format.h>
@@ -191,37 +191,142 @@ int Comparison::count(Verdict v) const {
       std::count_if(cases.begin(), cases.end(), [&](const auto& c) { return c.verdict == v; }));
 }
 
+// ---- run-level statistics ----
+
+namespace {
+
+// The regularized incomplete beta function I_x(a, b) by its continued fraction (modified
+// Lentz), on the side where the fraction converges fast.
+double incompleteBeta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  if (x > (a + 1) / (a + b + 2)) return 1 - incompleteBeta(b, a, 1 - x);
+  const double logFront =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+  constexpr double kTiny = 1e-300, kEps = 1e-15;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  if (std::abs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 500; ++m) {
+    const double mm = m;
+    // Even step, then odd step of the fraction.
+    double num = mm * (b - mm) * x / ((a + 2 * mm - 1) * (a + 2 * mm));
+    d = 1 + num * d;
+    c = 1 + num / c;
+    d = 1 / (std::abs(d) < kTiny ? kTiny : d);
+    c = std::abs(c) < kTiny ? kTiny : c;
+    h *= d * c;
+    num = -(a + mm) * (a + b + mm) * x / ((a + 2 * mm) * (a + 2 * mm + 1));
+    d = 1 + num * d;
+    c = 1 + num / c;
+    d = 1 / (std::abs(d) < kTiny ? kTiny : d);
+    c = std::abs(c) < kTiny ? kTiny : c;
+    double delta = d * c;
+    h *= delta;
+    if (std::abs(delta - 1) < kEps) break;
+  }
+  return std::exp(logFront) * h / a;
+}
+
+double mean(std::span<const double> v) {
+  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+double sumSquares(std::span<const double> v) {
+  double m = mean(v), s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return s;
+}
+
+}  // namespace
+
+double studentTTwoSidedP(double t, double df) {
+  if (!(df > 0)) throw InternalError("studentTTwoSidedP: df must be positive");
+  if (std::isnan(t)) return 1;
+  if (std::isinf(t)) return 0;
+  return std::clamp(incompleteBeta(df / 2, 0.5, df / (df + t * t)), 0.0, 1.0);
+}
+
+double studentTCritical(double p, double df) {
+  if (!(p > 0 && p <= 1)) throw InternalError("studentTCritical: p must be in (0, 1]");
+  // The two-sided p falls as t grows: bisect on t (in a bracket that always holds p).
+  double lo = 0, hi = 1;
+  while (studentTTwoSidedP(hi, df) > p && hi < 1e12) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    double mid = (lo + hi) / 2;
+    (studentTTwoSidedP(mid, df) > p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+TTest studentT(std::span<const double> a, std::span<const double> b) {
+  TTest r;
+  r.n1 = static_cast<int>(a.size());
+  r.n2 = static_cast<int>(b.size());
+  if (a.empty() || b.empty()) return r;
+  r.diff = mean(b) - mean(a);
+  r.df = r.n1 + r.n2 - 2;
+  if (r.df < 1) return r;
+  r.valid = true;
+  r.sd = std::sqrt((sumSquares(a) + sumSquares(b)) / r.df);
+  double se = r.sd * std::sqrt(1.0 / r.n1 + 1.0 / r.n2);
+  if (!(se > 0)) {
+    r.pValue = r.diff == 0 ? 1 : 0;  // no spread at all: any difference is certain
+    return r;
+  }
+  r.pValue = studentTTwoSidedP(r.diff / se, r.df);
+  return r;
+}
+
+double minDetectableDiff(double sd, int n1, int n2, double alpha, double power) {
+  if (n1 < 1 || n2 < 1 || n1 + n2 < 3) return std::numeric_limits<double>::infinity();
+  double df = n1 + n2 - 2;
+  // Two-sided critical value plus the one-sided quantile of the power (the textbook formula,
+  // with t instead of z so small replicate counts pay their price).
+  double t = studentTCritical(alpha, df) + studentTCritical(2 * (1 - power), df);
+  return t * sd * std::sqrt(1.0 / n1 + 1.0 / n2);
+}
+
+int runsNeeded(double sd, double target, double alpha, double power) {
+  if (!(sd > 0)) return 0;
+  auto reaches = [&](int n) { return minDetectableDiff(sd, n, n, alpha, power) <= target; };
+  if (!reaches(kRunsNeededCap)) return kRunsNeededCap + 1;
+  // The detectable change falls as n grows: bisect for the first n that reaches the target.
+  int lo = 1, hi = kRunsNeededCap;  // reaches(hi); lo does not (n = 1 tests nothing)
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    (reaches(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
 // ---- comparing runs ----
 
 namespace {
 
-// The per-iteration values of the metric for one result: the stored per-iteration times, or
-// the single reported value when no samples were kept (imports). busbw is proportional to
-// 1 / time for a given case, scaled so the reported time maps to the reported busbw.
-std::vector<double> metricSamples(const ResultRecord& r, Metric metric) {
-  std::vector<double> times = r.samplesUs;
-  if (times.empty() && r.timeUs > 0) times.push_back(r.timeUs);
-  if (metric == Metric::kTime) return times;
-  if (r.busbw <= 0) return {};
-  if (r.timeUs <= 0) return {r.busbw};
-  double scale = r.busbw * r.timeUs;
-  std::vector<double> out;
-  out.reserve(times.size());
-  for (double t : times) {
-    if (t > 0) out.push_back(scale / t);
-  }
-  return out;
-}
-
 double median(std::vector<double> v) { return percentile(v, 0.5); }
 
-// Both sides' results of one case.
-struct CaseSides {
-  std::vector<const ResultRecord*> base, cand;
-};
+bool isOk(const ResultRecord* r) { return r->status == "ok" && r->wrong <= 0; }
 
-bool isOk(const ResultRecord* r) { return r->status == "ok"; }
-bool isWrong(const ResultRecord* r) { return r->wrong > 0; }
+// The value of the metric for one result: the median of its iterations when samples were kept,
+// else the reported value (imports). busbw is proportional to 1 / time for a given case, scaled
+// so the reported time maps to the reported busbw. nullopt when the metric is unknown.
+std::optional<double> metricValue(const ResultRecord& r, Metric metric, double quantile) {
+  double t = r.samplesUs.empty() ? r.timeUs : percentile(r.samplesUs, quantile);
+  if (metric == Metric::kTime) {
+    return t > 0 && std::isfinite(t) ? std::optional<double>(t) : std::nullopt;
+  }
+  if (!(r.busbw > 0) || !std::isfinite(r.busbw)) return std::nullopt;
+  if (r.samplesUs.empty() || !(r.timeUs > 0) || !(t > 0)) return r.busbw;
+  return r.busbw * r.timeUs / t;
+}
+
+// log of a value, signed so that larger is worse.
+double worseLog(double value, Metric metric) {
+  return metric == Metric::kTime ? std::log(value) : -std::log(value);
+}
+double pctOfLog(double d) { return std::expm1(d) * 100; }
 
 std::string shortFingerprint(const RunRecord& r) {
   return r.fingerprint.empty() ? "unknown" : r.fingerprint;
@@ -249,89 +354,94 @@ std::pair<bool, std::string> environmentCheck(const RunSet& base, const RunSet& 
   return {false, ""};
 }
 
-void judgeCase(CaseComparison& c, const CaseSides& sides, const CompareOptions& o) {
-  std::vector<const ResultRecord*> baseOk, candOk;
-  for (const ResultRecord* r : sides.base) {
-    if (isOk(r) && !isWrong(r)) baseOk.push_back(r);
+// A replicate: one run, or one cycle of a -N sweep (the k-th result of a case in its run).
+using ReplicateId = std::pair<int64_t, int>;
+
+// log values (larger = worse) of every case, per replicate, one side.
+struct SideValues {
+  std::map<ReplicateId, std::map<CaseKey, double>> byReplicate;
+  bool anySamples = false;
+};
+
+SideValues collect(const RunSet& set, const CompareOptions& o, const std::set<CaseKey>& keep) {
+  SideValues out;
+  std::map<std::pair<int64_t, CaseKey>, int> seen;
+  for (const ResultRecord& r : set.results) {
+    CaseKey key = CaseKey::of(r);
+    int cycle = seen[{r.runId, key}]++;
+    out.anySamples = out.anySamples || !r.samplesUs.empty();
+    if (!keep.contains(key) || !isOk(&r)) continue;
+    if (auto v = metricValue(r, o.metric, o.runQuantile)) {
+      out.byReplicate[{r.runId, cycle}][key] = worseLog(*v, o.metric);
+    }
   }
-  for (const ResultRecord* r : sides.cand) {
-    if (isOk(r) && !isWrong(r)) candOk.push_back(r);
-  }
-  // A candidate that breaks where the baseline worked is a regression whatever the timing.
-  if (!baseOk.empty()) {
-    for (const ResultRecord* r : sides.cand) {
-      if (r->status == "failed" || isWrong(r)) {
-        c.verdict = Verdict::kRegression;
-        c.failed = c.confirmed = true;
-        c.note = isWrong(r) ? fmt::format("candidate computed {} wrong element(s)", r->wrong)
-                            : fmt::format("candidate failed{}{}", r->message.empty() ? "" : ": ",
-                                          r->message);
-        return;
+  return out;
+}
+
+// Each replicate's level: the median over its cases of (value - the case's mean over every
+// replicate of both sides). Cases measured by one replicate only carry no information.
+std::map<ReplicateId, double> levels(const SideValues& base, const SideValues& cand,
+                                     std::map<CaseKey, double>& caseMean) {
+  std::map<CaseKey, std::pair<double, int>> sums;
+  for (const SideValues* side : {&base, &cand}) {
+    for (const auto& [id, values] : side->byReplicate) {
+      for (const auto& [key, y] : values) {
+        sums[key].first += y;
+        ++sums[key].second;
       }
     }
   }
-  if (baseOk.empty() || candOk.empty()) {
-    const ResultRecord* bad = baseOk.empty() ? sides.base.front() : sides.cand.front();
-    c.verdict = Verdict::kNotComparable;
-    std::string what = isWrong(bad) ? fmt::format("{} wrong element(s)", bad->wrong) : bad->status;
-    c.note = fmt::format("{} {}{}{}", baseOk.empty() ? "baseline" : "candidate", what,
-                         bad->message.empty() ? "" : ": ", bad->message);
-    return;
+  caseMean.clear();
+  for (const auto& [key, s] : sums) caseMean[key] = s.first / s.second;
+  std::map<ReplicateId, double> out;
+  for (const SideValues* side : {&base, &cand}) {
+    for (const auto& [id, values] : side->byReplicate) {
+      std::vector<double> dev;
+      for (const auto& [key, y] : values) dev.push_back(y - caseMean[key]);
+      if (!dev.empty()) out[id] = median(dev);
+    }
   }
+  return out;
+}
 
-  std::vector<double> base, cand;
-  std::vector<double> runMedians;
-  std::set<int64_t> baseRunIds;
-  for (const ResultRecord* r : baseOk) baseRunIds.insert(r->runId);
-  for (int64_t runId : baseRunIds) {
-    std::vector<double> runValues;
-    for (const ResultRecord* r : baseOk) {
-      if (r->runId != runId) continue;
-      std::vector<double> v = metricSamples(*r, o.metric);
-      runValues.insert(runValues.end(), v.begin(), v.end());
-    }
-    if (!runValues.empty()) runMedians.push_back(median(runValues));
-    base.insert(base.end(), runValues.begin(), runValues.end());
-  }
-  for (const ResultRecord* r : candOk) {
-    std::vector<double> v = metricSamples(*r, o.metric);
-    cand.insert(cand.end(), v.begin(), v.end());
-  }
-  c.baseRuns = static_cast<int>(runMedians.size());
-  c.baseN = base.size();
-  c.candN = cand.size();
-  if (base.empty() || cand.empty()) {
-    c.verdict = Verdict::kInconclusive;
-    c.note = fmt::format("no {} values", metricName(o.metric));
+// Fills a LevelTest from the two sides' values (log, larger = worse).
+void runTest(LevelTest& t, std::span<const double> base, std::span<const double> cand, double alpha,
+             const CompareOptions& o) {
+  TTest r = studentT(base, cand);
+  t.worsePct = pctOfLog(r.diff);
+  t.changePct = o.metric == Metric::kTime ? t.worsePct : pctOfLog(-r.diff);
+  t.alphaUsed = alpha;
+  if (!r.valid) return;
+  t.tested = true;
+  t.pValue = t.adjustedP = r.pValue;
+  const double target = std::log1p(o.threshold);
+  double mdc = minDetectableDiff(r.sd, r.n1, r.n2, alpha, o.power);
+  t.mdcPct = pctOfLog(mdc);
+  t.runsNeeded = mdc > target ? runsNeeded(r.sd, target, alpha, o.power) : 0;
+}
+
+// The verdict of a tested level once its adjusted p is known.
+void decide(LevelTest& t, double threshold, double alpha) {
+  if (!t.tested) {
+    t.verdict = Verdict::kInconclusive;
     return;
   }
-  c.baseValue = median(base);
-  c.candValue = median(cand);
-  if (!(c.baseValue > 0)) {
-    c.verdict = Verdict::kInconclusive;
-    c.note = fmt::format("baseline {} is 0", metricName(o.metric));
-    return;
+  const bool significant = t.adjustedP < alpha;
+  // The threshold is the change the gate must be able to see (the MDC target); a significant
+  // change is flagged from half of it, so one of the threshold is found with the stated power
+  // while the tiny but significant shifts of many quiet runs never fail a build.
+  const double thresholdPct = threshold * 100 / 2;
+  // Improvement measured on the same log scale: 1 / (1 + worse) - 1 beyond the threshold.
+  const double betterPct = (1 / (1 + t.worsePct / 100) - 1) * 100;
+  if (significant && t.worsePct > thresholdPct) {
+    t.verdict = Verdict::kRegression;
+  } else if (significant && betterPct > thresholdPct) {
+    t.verdict = Verdict::kImprovement;
+  } else if (t.mdcPct > threshold * 100) {
+    t.verdict = Verdict::kInconclusive;
+  } else {
+    t.verdict = Verdict::kSame;
   }
-  c.changePct = (c.candValue - c.baseValue) / c.baseValue * 100;
-  c.worsePct = o.metric == Metric::kBusbw ? -c.changePct : c.changePct;
-  // The baseline's own run-to-run spread, when it has several runs: the candidate has to be
-  // worse than the baseline's worst run, not merely than its pooled median.
-  if (runMedians.size() >= 2) {
-    for (double m : runMedians) {
-      c.noisePct = std::max(c.noisePct, std::abs(m - c.baseValue) / c.baseValue * 100);
-    }
-  }
-  c.thresholdPct = o.threshold * 100 + c.noisePct;
-  c.minP = minAchievablePValue(c.baseN, c.candN);
-  if (c.baseN == 1 && c.candN == 1) {
-    c.verdict = Verdict::kInconclusive;
-    c.note = "no per-iteration samples: nothing to test";
-    return;
-  }
-  MannWhitney test = mannWhitneyU(base, cand);
-  c.pValue = test.pValue;
-  c.exact = test.exact;
-  c.tested = true;  // testability and verdict are decided over all cases
 }
 
 }  // namespace
@@ -339,7 +449,10 @@ void judgeCase(CaseComparison& c, const CaseSides& sides, const CompareOptions& 
 Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOptions& o) {
   Comparison out;
   out.options = o;
-  std::map<CaseKey, CaseSides> sides;
+  struct Sides {
+    std::vector<const ResultRecord*> base, cand;
+  };
+  std::map<CaseKey, Sides> sides;
   for (const ResultRecord& r : base.results) sides[CaseKey::of(r)].base.push_back(&r);
   for (const ResultRecord& r : cand.results) sides[CaseKey::of(r)].cand.push_back(&r);
 
@@ -348,6 +461,8 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
   out.environmentNote = envNote;
   const bool blocked = differ && !o.allowDifferentEnvironment;
 
+  // Cases, their failures and what is left to test.
+  std::set<CaseKey> testable;
   for (const auto& [key, s] : sides) {
     if (!o.sizes.contains(key.sizeBytes)) {
       ++out.skipped;
@@ -361,158 +476,327 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
       out.onlyCand.push_back(key);
       continue;
     }
-    bool anyOk = std::any_of(s.base.begin(), s.base.end(), isOk) ||
-                 std::any_of(s.cand.begin(), s.cand.end(), isOk);
-    if (!anyOk) {
+    auto ok = [](const ResultRecord* r) { return r->status == "ok"; };
+    if (std::none_of(s.base.begin(), s.base.end(), ok) &&
+        std::none_of(s.cand.begin(), s.cand.end(), ok)) {
       ++out.skipped;  // unsupported (or failed) on both sides: nothing to say
       continue;
     }
     CaseComparison c;
     c.key = key;
+    const bool baseFine = std::any_of(s.base.begin(), s.base.end(), isOk);
+    const ResultRecord* broken = nullptr;
+    for (const ResultRecord* r : s.cand) {
+      if (r->status == "failed" || r->wrong > 0) broken = broken ? broken : r;
+    }
     if (blocked) {
       c.verdict = Verdict::kNotComparable;
       c.note = "environment fingerprints differ";  // the full line is environmentNote
+    } else if (baseFine && broken) {
+      // A candidate that breaks where the baseline worked is a regression whatever the timing.
+      c.verdict = Verdict::kRegression;
+      c.failed = true;
+      c.note = broken->wrong > 0
+                   ? fmt::format("candidate computed {} wrong element(s)", broken->wrong)
+                   : fmt::format("candidate failed{}{}", broken->message.empty() ? "" : ": ",
+                                 broken->message);
+    } else if (!baseFine || std::none_of(s.cand.begin(), s.cand.end(), isOk)) {
+      const ResultRecord* bad = baseFine ? s.cand.front() : s.base.front();
+      c.verdict = Verdict::kNotComparable;
+      std::string what =
+          bad->wrong > 0 ? fmt::format("{} wrong element(s)", bad->wrong) : bad->status;
+      c.note = fmt::format("{} {}{}{}", baseFine ? "candidate" : "baseline", what,
+                           bad->message.empty() ? "" : ": ", bad->message);
     } else {
-      judgeCase(c, s, o);
+      testable.insert(key);
     }
     out.cases.push_back(std::move(c));
   }
 
-  // Testability: Holm needs p < alpha / m for the best of m cases, so a regression present in
-  // all m cases at complete separation reaches alpha only when m * minP < alpha. Keep the
-  // largest set of cases (smallest minP first) that can; the others are inconclusive.
-  std::vector<double> minPs;
-  for (const CaseComparison& c : out.cases) {
-    if (c.tested) minPs.push_back(c.minP);
-  }
-  std::sort(minPs.begin(), minPs.end());
-  size_t testable = 0;
-  for (size_t k = minPs.size(); k > 0; --k) {
-    // Cases with the same sample sizes stand or fall together: never split a tie.
-    bool splitsTie = k < minPs.size() && minPs[k] == minPs[k - 1];
-    if (!splitsTie && minPs[k - 1] * static_cast<double>(k) < o.alpha) {
-      testable = k;
-      break;
+  SideValues bv = collect(base, o, testable), cv = collect(cand, o, testable);
+  out.baseReplicates = static_cast<int>(bv.byReplicate.size());
+  out.candReplicates = static_cast<int>(cv.byReplicate.size());
+  std::map<CaseKey, double> caseMean;
+  std::map<ReplicateId, double> level = levels(bv, cv, caseMean);
+
+  // Per case: the values of each side, and the same net of their replicate's level.
+  struct CaseData {
+    std::vector<double> base, cand, baseNet, candNet;
+  };
+  std::map<CaseKey, CaseData> data;
+  auto gather = [&](const SideValues& side, bool isBase) {
+    for (const auto& [id, values] : side.byReplicate) {
+      for (const auto& [key, y] : values) {
+        CaseData& d = data[key];
+        (isBase ? d.base : d.cand).push_back(y);
+        (isBase ? d.baseNet : d.candNet).push_back(y - level[id]);
+      }
     }
+  };
+  gather(bv, true);
+  gather(cv, false);
+
+  const int total = out.baseReplicates + out.candReplicates;
+  const bool enough = out.baseReplicates >= 1 && out.candReplicates >= 1 && total >= 4;
+  // Which levels are tested: confined tests need something to be confined against.
+  std::set<CaseKey> seriesKeys;
+  std::map<CaseKey, int> seriesCases;
+  for (const auto& [key, d] : data) {
+    if (!d.base.empty() && !d.cand.empty()) ++seriesCases[key.series()];
   }
-  const double minPLimit = testable > 0 ? minPs[testable - 1] : -1;
-  size_t admitted = 0;
-  for (CaseComparison& c : out.cases) {
-    if (!c.tested) continue;
-    if (c.minP <= minPLimit && admitted < testable) {
-      ++admitted;
-      continue;
+  int dataCases = 0;
+  for (const auto& [key, n] : seriesCases) dataCases += n;
+  const bool testCases = dataCases >= 2;
+  const bool testSeries =
+      seriesCases.size() >= 2 && std::any_of(seriesCases.begin(), seriesCases.end(),
+                                             [](const auto& s) { return s.second >= 2; });
+  const int confinedTests =
+      (testCases ? dataCases : 0) + (testSeries ? static_cast<int>(seriesCases.size()) : 0);
+  const double alphaWhole = confinedTests > 0 ? o.alpha / 2 : o.alpha;
+  const double alphaConfined = o.alpha / 2;
+  // The MDC of a confined test is held to Holm's strictest step, alpha / (number of tests).
+  const double alphaOneConfined = confinedTests > 0 ? alphaConfined / confinedTests : alphaConfined;
+
+  // Whole run.
+  {
+    std::vector<double> b, c;
+    for (const auto& [id, v] : level) {
+      (bv.byReplicate.contains(id) ? b : c).push_back(v);
     }
-    c.tested = false;
-    c.verdict = Verdict::kInconclusive;
-    c.note = fmt::format(
-        "{} vs {} samples: the smallest possible p, {:.2g}, cannot reach alpha {:g} over {} "
-        "case(s)",
-        c.baseN, c.candN, c.minP, o.alpha, std::max<size_t>(minPs.size(), 1));
+    if (enough && !data.empty()) runTest(out.wholeRun, b, c, alphaWhole, o);
+    decide(out.wholeRun, o.threshold, alphaWhole);
   }
 
-  // Holm over every tested case of this comparison.
-  std::vector<double> raw;
-  for (const CaseComparison& c : out.cases) {
-    if (c.tested) raw.push_back(c.pValue);
-  }
-  std::vector<double> adjusted = holmAdjust(raw);
-  size_t next = 0;
+  // Cases: values, spread and the confined test.
+  std::vector<LevelTest*> family;
   for (CaseComparison& c : out.cases) {
-    if (!c.tested) continue;
-    c.adjustedP = adjusted[next++];
-    bool significant = c.adjustedP < o.alpha;
-    if (significant && c.worsePct > c.thresholdPct) {
+    auto it = data.find(c.key);
+    if (!testable.contains(c.key) || it == data.end() || it->second.base.empty() ||
+        it->second.cand.empty()) {
+      if (testable.contains(c.key)) {
+        c.verdict = Verdict::kInconclusive;
+        c.note = fmt::format("no {} values", metricName(o.metric));
+      }
+      continue;
+    }
+    const CaseData& d = it->second;
+    c.baseRuns = static_cast<int>(d.base.size());
+    c.candRuns = static_cast<int>(d.cand.size());
+    const double mb = mean(d.base), mc = mean(d.cand);
+    const double sign = o.metric == Metric::kTime ? 1 : -1;
+    c.baseValue = std::exp(sign * mb);
+    c.candValue = std::exp(sign * mc);
+    c.worsePct = pctOfLog(mc - mb);
+    c.changePct = (c.candValue / c.baseValue - 1) * 100;
+    TTest spread = studentT(d.base, d.cand);
+    c.noisePct = spread.valid ? pctOfLog(spread.sd) : 0;
+    if (enough && testCases) {
+      runTest(c.confined, d.baseNet, d.candNet, alphaOneConfined, o);
+      family.push_back(&c.confined);
+    } else {
+      c.confined.worsePct = pctOfLog(mean(d.candNet) - mean(d.baseNet));
+    }
+  }
+
+  // Series: the mean over its sizes of the net values, per replicate.
+  if (enough && testSeries) {
+    for (const auto& [seriesKey, n] : seriesCases) {
+      SeriesSummary s;
+      s.series = seriesKey;
+      s.cases = n;
+      std::vector<double> b, c;
+      for (const SideValues* side : {&bv, &cv}) {
+        for (const auto& [id, values] : side->byReplicate) {
+          std::vector<double> net;
+          for (const auto& [key, y] : values) {
+            if (key.series() == seriesKey) net.push_back(y - level[id]);
+          }
+          if (!net.empty()) (side == &bv ? b : c).push_back(mean(net));
+        }
+      }
+      runTest(s.confined, b, c, alphaOneConfined, o);
+      out.series.push_back(s);
+    }
+    for (SeriesSummary& s : out.series) family.push_back(&s.confined);
+  }
+
+  // Holm over every confined test, then verdicts.
+  {
+    std::vector<double> raw;
+    for (LevelTest* t : family) {
+      if (t->tested) raw.push_back(t->pValue);
+    }
+    std::vector<double> adjusted = holmAdjust(raw);
+    size_t next = 0;
+    for (LevelTest* t : family) {
+      if (t->tested) t->adjustedP = adjusted[next++];
+      decide(*t, o.threshold, alphaConfined);
+    }
+  }
+
+  // Too few replicates: imported logs fall back to the threshold; measured runs need more.
+  if (!enough) {
+    std::vector<const RunRecord*> all;
+    for (const RunSet* set : {&base, &cand}) {
+      for (const RunRecord& r : set->runs) all.push_back(&r);
+    }
+    out.thresholdOnly = !bv.anySamples && !cv.anySamples && !data.empty();
+    out.tooFewNote = fmt::format(
+        "{} baseline and {} candidate replicate(s): a test needs at least 4 in all, one per side",
+        out.baseReplicates, out.candReplicates);
+  }
+
+  // Case verdicts: a case regresses by its own confined test, or when its series or the whole
+  // run regresses and the case itself is worse than the threshold.
+  const SeriesSummary* noSeries = nullptr;
+  for (CaseComparison& c : out.cases) {
+    if (c.failed || c.verdict == Verdict::kNotComparable || !data.contains(c.key) ||
+        c.baseRuns == 0) {
+      continue;
+    }
+    if (out.thresholdOnly) {
+      c.thresholdOnly = true;
+      const double betterPct = (1 / (1 + c.worsePct / 100) - 1) * 100;
+      c.verdict = c.worsePct > o.threshold * 100  ? Verdict::kRegression
+                  : betterPct > o.threshold * 100 ? Verdict::kImprovement
+                                                  : Verdict::kSame;
+      c.note = "threshold only: one value per side, no replicates to test";
+      continue;
+    }
+    if (!enough) {
+      c.verdict = Verdict::kInconclusive;
+      c.note = out.tooFewNote;
+      continue;
+    }
+    const SeriesSummary* series = noSeries;
+    for (const SeriesSummary& s : out.series) {
+      if (s.series == c.key.series()) series = &s;
+    }
+    const double thresholdPct = o.threshold * 100 / 2;  // as in decide()
+    const double betterPct = (1 / (1 + c.worsePct / 100) - 1) * 100;
+    // Which test speaks for the case: its own, its series' (for the sizes that moved with the
+    // series, net of their runs) or the whole run's (for the sizes that moved with the run).
+    const double confinedBetterPct = (1 / (1 + c.confined.worsePct / 100) - 1) * 100;
+    auto flagged = [&](Verdict v, double own, double confined) {
+      return (testCases && c.confined.verdict == v) ||
+             (series && series->confined.verdict == v && confined > thresholdPct) ||
+             (out.wholeRun.verdict == v && own > thresholdPct);
+    };
+    if (flagged(Verdict::kRegression, c.worsePct, c.confined.worsePct)) {
       c.verdict = Verdict::kRegression;
-    } else if (significant && -c.worsePct > c.thresholdPct) {
+    } else if (flagged(Verdict::kImprovement, betterPct, confinedBetterPct)) {
       c.verdict = Verdict::kImprovement;
+    } else if ((testCases && c.confined.verdict == Verdict::kInconclusive) ||
+               out.wholeRun.verdict == Verdict::kInconclusive) {
+      c.verdict = Verdict::kInconclusive;
+      int need = std::max(c.confined.runsNeeded, out.wholeRun.runsNeeded);
+      c.note = need > kRunsNeededCap
+                   ? fmt::format("too noisy: more than {} runs per side needed", kRunsNeededCap)
+               : need > 0 ? fmt::format("{} runs per side needed", need)
+                          : "not testable";
     } else {
       c.verdict = Verdict::kSame;
     }
   }
 
-  // The run's common shift: the median change over every tested case. A whole run a few
-  // percent slower or faster is what a shared machine does between two processes.
-  std::vector<double> allWorse;
-  int rawRegressions = 0;
-  for (const CaseComparison& c : out.cases) {
-    if (!c.tested) continue;
-    allWorse.push_back(c.worsePct);
-    rawRegressions += c.verdict == Verdict::kRegression;
-  }
-  out.commonShiftPct = allWorse.empty() ? 0 : median(allWorse);
-  const double driftPct = o.drift * 100, thresholdPct = o.threshold * 100;
-
-  // Series: each is judged against the shift of the rest of the run (leave-one-out, so a
-  // regression confined to some series stands out of the others), forgiven only when the rest
-  // is slower (never when faster), at most by --drift, and only when at least two other series
-  // tell what the rest does. More than half of the tested sizes must regress beyond that shift
-  // and the median change beyond it must pass the threshold.
-  std::map<CaseKey, std::vector<CaseComparison*>> bySeries;
-  for (CaseComparison& c : out.cases) {
-    if (c.tested) bySeries[c.key.series()].push_back(&c);
-  }
-  for (auto& [key, members] : bySeries) {
-    SeriesSummary s;
-    s.series = key;
-    std::vector<double> others;
-    for (const auto& [otherKey, otherMembers] : bySeries) {
-      if (otherKey == key) continue;
-      for (const CaseComparison* c : otherMembers) others.push_back(c->worsePct);
-    }
-    if (bySeries.size() >= 3 && !others.empty()) {
-      s.shiftPct = std::clamp(median(others), 0.0, driftPct);
-    }
-    std::vector<double> worse;
-    for (CaseComparison* c : members) {
-      ++s.tested;
-      s.regressions +=
-          c->verdict == Verdict::kRegression && c->worsePct - s.shiftPct > c->thresholdPct;
-      s.improvements += c->verdict == Verdict::kImprovement;
-      worse.push_back(c->worsePct);
-    }
-    s.medianWorsePct = median(worse);
-    s.regression = s.regressions * 2 > s.tested && s.medianWorsePct - s.shiftPct > thresholdPct;
-    if (s.regression) {
-      for (CaseComparison* c : members) {
-        if (c->verdict == Verdict::kRegression && c->worsePct - s.shiftPct > c->thresholdPct) {
-          c->confirmed = true;
-        }
-      }
-    }
-    out.series.push_back(s);
-  }
-  // A whole run slower beyond --drift is a regression in its own right.
-  out.globalRegression =
-      out.commonShiftPct > driftPct && rawRegressions * 2 > static_cast<int>(allWorse.size());
-  if (out.globalRegression) {
-    for (CaseComparison& c : out.cases) {
-      if (c.verdict == Verdict::kRegression) c.confirmed = true;
-    }
+  // A candidate run that failed is a regression whatever its cases say.
+  for (const RunRecord& r : cand.runs) {
+    if (r.status == RunStatus::kFailed)
+      out.runProblems.push_back(fmt::format("run {} failed", r.id));
   }
 
-  bool anyConfirmed =
-      std::any_of(out.cases.begin(), out.cases.end(), [](const auto& c) { return c.confirmed; });
-  bool anyTested =
-      std::any_of(out.cases.begin(), out.cases.end(), [](const auto& c) { return c.tested; });
-  bool anyOpen = std::any_of(out.cases.begin(), out.cases.end(), [](const auto& c) {
-    return c.verdict == Verdict::kInconclusive || c.verdict == Verdict::kNotComparable;
-  });
-  if (blocked || out.cases.empty()) {
+  // Outcome.
+  auto anyCase = [&](auto pred) { return std::any_of(out.cases.begin(), out.cases.end(), pred); };
+  const bool regression =
+      !out.runProblems.empty() ||
+      anyCase([](const CaseComparison& c) { return c.verdict == Verdict::kRegression; }) ||
+      out.wholeRun.verdict == Verdict::kRegression ||
+      std::any_of(out.series.begin(), out.series.end(), [](const SeriesSummary& s) {
+        return s.confined.verdict == Verdict::kRegression;
+      });
+  const bool open =
+      anyCase([](const CaseComparison& c) {
+        return c.verdict == Verdict::kInconclusive || c.verdict == Verdict::kNotComparable;
+      }) ||
+      (!out.thresholdOnly && out.wholeRun.verdict == Verdict::kInconclusive) ||
+      std::any_of(out.series.begin(), out.series.end(), [](const SeriesSummary& s) {
+        return s.confined.verdict == Verdict::kInconclusive;
+      });
+  if (blocked || (out.cases.empty() && out.runProblems.empty())) {
     out.outcome = GateOutcome::kNothingComparable;
-  } else if (anyConfirmed) {
+  } else if (regression) {
     out.outcome = GateOutcome::kRegression;
-  } else if (anyOpen || !anyTested) {
+  } else if (open) {
     out.outcome = GateOutcome::kInconclusive;
   } else {
     out.outcome = GateOutcome::kPass;
   }
+  if (out.outcome == GateOutcome::kInconclusive) {
+    out.runsNeeded = out.wholeRun.runsNeeded;
+    for (const CaseComparison& c : out.cases) {
+      out.runsNeeded = std::max(out.runsNeeded, c.confined.runsNeeded);
+    }
+    for (const SeriesSummary& s : out.series) {
+      out.runsNeeded = std::max(out.runsNeeded, s.confined.runsNeeded);
+    }
+  }
   return out;
+}
+
+Calibration calibrate(const RunSet& runs, const CompareOptions& o, double target) {
+  std::set<CaseKey> keep;
+  for (const ResultRecord& r : runs.results) {
+    if (o.sizes.contains(r.sizeBytes)) keep.insert(CaseKey::of(r));
+  }
+  SideValues v = collect(runs, o, keep);
+  Calibration cal;
+  cal.replicates = static_cast<int>(v.byReplicate.size());
+  if (cal.replicates < 3) {
+    throw UsageError(fmt::format(
+        "--calibrate needs at least 3 runs of one build to measure their spread; got {}",
+        cal.replicates));
+  }
+  std::map<CaseKey, double> caseMean;
+  std::map<ReplicateId, double> level = levels(v, SideValues{}, caseMean);
+  std::vector<double> levelValues;
+  for (const auto& [id, l] : level) levelValues.push_back(l);
+  const double sdWhole =
+      std::sqrt(sumSquares(levelValues) / static_cast<double>(levelValues.size() - 1));
+  std::map<CaseKey, std::vector<double>> net;
+  std::set<CaseKey> series;
+  for (const auto& [id, values] : v.byReplicate) {
+    for (const auto& [key, y] : values) net[key].push_back(y - level[id]);
+  }
+  std::vector<std::pair<double, CaseKey>> caseSd;
+  for (const auto& [key, values] : net) {
+    series.insert(key.series());
+    if (values.size() < 2) continue;
+    caseSd.emplace_back(std::sqrt(sumSquares(values) / static_cast<double>(values.size() - 1)),
+                        key);
+  }
+  cal.cases = static_cast<int>(net.size());
+  cal.series = static_cast<int>(series.size());
+  const int confined = cal.cases + (cal.series >= 2 ? cal.series : 0);
+  const double alphaWhole = confined > 1 ? o.alpha / 2 : o.alpha;
+  const double alphaCase = o.alpha / 2 / std::max(confined, 1);
+  const double t = std::log1p(target);
+  cal.wholeSdPct = pctOfLog(sdWhole);
+  cal.runsWhole = runsNeeded(sdWhole, t, alphaWhole, o.power);
+  if (!caseSd.empty() && cal.cases >= 2) {
+    std::sort(caseSd.begin(), caseSd.end());
+    double mid = caseSd[caseSd.size() / 2].first;
+    cal.caseSdPct = pctOfLog(mid);
+    cal.worstCaseSdPct = pctOfLog(caseSd.back().first);
+    cal.worstCase = caseSd.back().second;
+    cal.runsCaseMedian = runsNeeded(mid, t, alphaCase, o.power);
+    cal.runsCaseWorst = runsNeeded(caseSd.back().first, t, alphaCase, o.power);
+  }
+  return cal;
 }
 
 // ---- choosing the runs ----
 
-RunSpec RunSpec::parse(std::string_view text, bool allowLabel) {
+RunSpec RunSpec::parse(std::string_view text) {
   RunSpec spec;
   spec.text = std::string(trim(text));
   std::string_view t = spec.text;
@@ -521,10 +805,6 @@ RunSpec RunSpec::parse(std::string_view text, bool allowLabel) {
     return spec;
   }
   if (t.starts_with("label:")) {
-    if (!allowLabel) {
-      throw UsageError(
-          fmt::format("'{}': a label selects baselines only; give a run id or last", text));
-    }
     std::string_view name = t.substr(6);
     size_t at = name.rfind("@last-");
     if (at != std::string_view::npos) {
@@ -539,25 +819,35 @@ RunSpec RunSpec::parse(std::string_view text, bool allowLabel) {
     spec.label = std::string(name);
     return spec;
   }
-  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), spec.id);
-  if (t.empty() || ec != std::errc() || end != t.data() + t.size() || spec.id <= 0) {
-    throw UsageError(fmt::format("run '{}' is not a run id (a positive number), last{}", text,
-                                 allowLabel ? ", label:NAME or label:NAME@last-K" : ""));
+  for (const std::string& item : splitList(t)) {
+    int64_t id = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || id <= 0) {
+      throw UsageError(
+          fmt::format("run '{}' is not a run id (a positive number), a list of ids (12,13), last, "
+                      "label:NAME or label:NAME@last-K",
+                      text));
+    }
+    if (std::find(spec.ids.begin(), spec.ids.end(), id) == spec.ids.end()) spec.ids.push_back(id);
   }
+  if (spec.ids.empty()) throw UsageError(fmt::format("run '{}': no run given", text));
   return spec;
 }
 
 std::vector<RunRecord> pickLabelRuns(const std::vector<RunRecord>& labelledNewestFirst,
-                                     const RunSpec& spec, const RunRecord* candidate) {
+                                     const RunSpec& spec, const std::vector<RunRecord>& exclude) {
+  const RunRecord* bound = nullptr;
+  for (const RunRecord& e : exclude) {
+    if (!bound || std::tie(e.startedAt, e.id) > std::tie(bound->startedAt, bound->id)) bound = &e;
+  }
   std::vector<RunRecord> picked;
   for (const RunRecord& r : labelledNewestFirst) {
-    if (static_cast<int>(picked.size()) >= spec.lastK) break;
+    if (spec.lastK > 0 && static_cast<int>(picked.size()) >= spec.lastK) break;
     if (r.label != spec.label || r.status != RunStatus::kOk) continue;
-    if (candidate) {
-      if (r.id == candidate->id) continue;
-      // Not started after the candidate: replaying history gates each run against its past.
-      if (std::tie(r.startedAt, r.id) > std::tie(candidate->startedAt, candidate->id)) continue;
+    if (std::any_of(exclude.begin(), exclude.end(), [&](const auto& e) { return e.id == r.id; })) {
+      continue;
     }
+    if (bound && std::tie(r.startedAt, r.id) > std::tie(bound->startedAt, bound->id)) continue;
     picked.push_back(r);
   }
   return picked;

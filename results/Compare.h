@@ -1,35 +1,34 @@
-// Comparing runs: the Mann-Whitney U test, per-case verdicts and the gate's run-level decision.
-// Pure functions over records (no database, no I/O), so every rule is unit-tested.
+// Comparing runs: run-level statistics for `compare` and `gate`, plus the Mann-Whitney U test
+// kept for iteration-level questions. Pure functions over records (no database, no I/O), so
+// every rule is unit-tested on synthetic data.
 //
-// The decision rule (also printed by `collbench gate --help`):
-//  1. Cases. Each case both sides measured (same collective, variant, dtype, op, size, placement,
-//     world size) is compared on the medians of its metric (busbw: higher is better; time: lower
-//     is better) and by a two-sided Mann-Whitney U test over the per-iteration samples. When the
-//     fingerprints of the runs differ the case is "not comparable" and nothing is computed.
-//  2. Significance. The p-values are corrected for multiple testing (Holm), so comparing 200
-//     cases does not buy 2 false alarms at alpha 0.01.
-//  3. Testability. A case whose sample sizes cannot reach significance even at complete
-//     separation is "inconclusive" (e.g. 4 against 4 iterations: p >= 0.029). With Holm, m
-//     cases all completely separated reach alpha only when m * (smallest possible p) < alpha:
-//     the largest set of cases for which that holds is tested, the rest is inconclusive.
-//  4. Practical change. A case is a "regression" (or "improvement") when its corrected p is
-//     below alpha AND its median is worse (better) by more than the threshold. When the baseline
-//     pools several runs (label:NAME@last-K), their own run-to-run spread in that case is added
-//     to the threshold: a candidate must be worse than the baseline's worst run by the threshold.
-//  5. Consistency. On a shared machine a run-wide hiccup slows one or two sizes of every
-//     variant, and a whole run is often 5-15% slower or faster than the next (frequency,
-//     co-runners). The gate therefore judges series (a case without its size), each against
-//     the rest of the run: the median change of the other series, when they are slower, up to
-//     --drift (default 15%), is attributed to the machine ("shift"). A series regresses when
-//     more than half of its tested sizes regress by more than the threshold beyond that shift,
-//     and its median change beyond the shift passes the threshold. With fewer than three
-//     series there is no "rest" to learn from and the shift is 0.
-//  6. Whole run. When the median change over all tested cases (the common shift) is worse than
-//     --drift and most cases regress, the run regresses as a whole.
-//  7. Failures. A candidate that fails or computes wrong results where the baseline passed is
-//     always a regression.
-//  8. Outcome. Regression if any series or the whole run regresses or a case failed; else
-//     inconclusive if any comparable case was inconclusive or lost coverage; else pass.
+// The decision rule (also printed by `collbench gate --help`; argued in docs/ARCHITECTURE.md):
+//  1. Replicates. The unit of replication is the run: each run (and each cycle of a `-N`
+//     repeated sweep) gives one value per case, a quantile of its iterations (--run-value,
+//     default the 10th percentile; the reported value for imported logs). Iterations inside a run
+//     are never treated as independent: whole runs shift together on a shared machine, which
+//     iteration-level tests cannot see.
+//  2. Scale. Values are compared as logarithms (changes are ratios), signed so that larger is
+//     worse (time as is, busbw inverted).
+//  3. Whole run. Each replicate's level is the median over its cases of its deviation from the
+//     cases' means. A two-sample Student t-test over the K baseline and M candidate levels tests
+//     a change common to every case (a uniform slowdown).
+//  4. Confined changes. Each case (and each series: a case without its size) is tested on its
+//     value minus its replicate's level, which removes the run-to-run shift: a regression
+//     confined to one size or one variant stands out of its own run. Holm's method controls
+//     the family-wise error over all series and cases; the whole-run test takes alpha/2 and the
+//     confined tests alpha/2 (alpha when there is only one level).
+//  5. Verdict. --threshold is the change the gate must be able to see. A test regresses when
+//     it is significant AND its change is worse than half the threshold (so a change of the
+//     threshold is found with the stated power, and tiny significant shifts never fail a
+//     build). When it is not significant but its minimum detectable change (at alpha and 80%
+//     power with the replicates at hand) exceeds the threshold, it is inconclusive and names
+//     the replicates per side that would reach the threshold.
+//  6. Too few replicates. With fewer than 4 replicates in all (or none on a side) nothing is
+//     tested: inconclusive. Imported logs, which carry no samples, are then compared on the
+//     threshold only, labelled so.
+//  7. Failures. A case that fails or computes wrong results in the candidate only is a
+//     regression whatever the timing.
 #pragma once
 
 #include <cstddef>
@@ -78,6 +77,32 @@ double minAchievablePValue(size_t n1, size_t n2);
 // Holm-Bonferroni adjusted p-values (same order as the input).
 std::vector<double> holmAdjust(std::span<const double> p);
 
+// ---- run-level statistics ----
+
+// Two-sided p-value of Student's t with `df` degrees of freedom (df > 0).
+double studentTTwoSidedP(double t, double df);
+// The t such that studentTTwoSidedP(t, df) == p, for p in (0, 1].
+double studentTCritical(double p, double df);
+
+// Pooled-variance two-sample t-test (the replicates of both sides share the machine's noise).
+struct TTest {
+  int n1 = 0, n2 = 0;
+  double diff = 0;  // mean(b) - mean(a)
+  double sd = 0;    // pooled standard deviation
+  double df = 0;    // n1 + n2 - 2
+  double pValue = 1;
+  bool valid = false;  // df >= 1
+};
+TTest studentT(std::span<const double> a, std::span<const double> b);
+
+// The smallest true difference a two-sided test at `alpha` finds with probability `power`,
+// for n1 and n2 replicates of standard deviation `sd` (same unit as sd).
+double minDetectableDiff(double sd, int n1, int n2, double alpha, double power);
+// Replicates per side for which minDetectableDiff <= target; kRunsNeededCap + 1 when even
+// kRunsNeededCap per side do not reach it; 0 when sd is 0.
+constexpr int kRunsNeededCap = 200;
+int runsNeeded(double sd, double target, double alpha, double power);
+
 // ---- what is compared ----
 
 enum class Metric : uint8_t { kBusbw, kTime };
@@ -88,22 +113,24 @@ std::string_view metricUnit(Metric m);  // "GB/s" | "us"
 struct CompareOptions {
   Metric metric = Metric::kBusbw;
   double threshold = 0.05;  // fraction: 0.05 = 5%
-  double alpha = 0.01;
-  // Largest slowdown of the whole run attributed to the machine rather than the code (see 5).
-  double drift = 0.15;
+  double alpha = 0.01;      // family-wise error rate of the whole comparison
+  double power = 0.8;       // of the minimum detectable change and the runs needed
+  // Which quantile of a run's iterations stands for the run (0.5: median, 0.1: the tenth
+  // percentile). Interference on a shared machine only ever adds time, so a low quantile
+  // tracks the code's cost more steadily than the median (docs/ARCHITECTURE.md).
+  double runQuantile = 0.1;
   SizeFilter sizes;
   // Compare runs whose environment fingerprints differ (each case is then marked so).
   bool allowDifferentEnvironment = false;
 };
 
-// --drift takes the same form as --threshold.
 // A threshold is a percentage, "5%" or "5" (both 0.05), "0.5%" (0.005); UsageError when it is
 // not a number, negative, or 100% or more.
 double parseThreshold(std::string_view text);
 // alpha in (0, 0.5]; UsageError otherwise.
 double checkAlpha(double alpha);
 
-// One side of a comparison: one run, or several runs pooled (a baseline label:NAME@last-K).
+// One side of a comparison: one or several runs (their results, with samples).
 struct RunSet {
   std::vector<RunRecord> runs;
   std::vector<ResultRecord> results;  // of all runs, with their combined samples
@@ -112,33 +139,36 @@ struct RunSet {
 enum class Verdict : uint8_t { kRegression, kImprovement, kSame, kInconclusive, kNotComparable };
 std::string_view verdictName(Verdict v);  // "regression", ..., "not comparable"
 
+// One test of the comparison: the whole run, a series or a case.
+struct LevelTest {
+  bool tested = false;   // a t-test was run (enough replicates, a spread to test against)
+  double changePct = 0;  // the metric's own change, (cand / base - 1) * 100 (busbw: - is worse)
+  double worsePct = 0;   // the same change signed so that positive is worse
+  double pValue = 1, adjustedP = 1;
+  double alphaUsed = 0;  // the level the test was held to (Holm's worst case for the MDC)
+  double mdcPct = 0;     // minimum detectable change, percent (0 when not tested)
+  int runsNeeded = 0;    // per side to bring mdcPct to the threshold (0: already there)
+  Verdict verdict = Verdict::kInconclusive;
+};
+
 struct CaseComparison {
   CaseKey key;
   Verdict verdict = Verdict::kInconclusive;
-  std::string note;  // why, for not comparable / inconclusive / failed cases
-  size_t baseN = 0, candN = 0;
-  int baseRuns = 0;                     // baseline runs that measured this case
-  double baseValue = 0, candValue = 0;  // median of the metric (GB/s or us)
-  double changePct = 0;                 // (cand - base) / base * 100
-  double worsePct = 0;                  // changePct signed so that positive is worse
-  double pValue = 1, adjustedP = 1;
-  bool exact = false;
-  double minP = 1;          // smallest p the sample sizes allow
-  double noisePct = 0;      // baseline run-to-run spread (pooled baselines), percent
-  double thresholdPct = 0;  // threshold applied: --threshold + noisePct
-  bool tested = false;      // verdict came from the test (regression, improvement, same)
-  bool failed = false;      // candidate failed or was wrong where the baseline was fine
-  bool confirmed = false;   // counts for the gate: failed, or a regression its series confirms
+  std::string note;  // why, for not comparable / inconclusive / failed / threshold-only cases
+  int baseRuns = 0, candRuns = 0;       // replicates that measured the case
+  double baseValue = 0, candValue = 0;  // geometric means of the replicate medians
+  double changePct = 0;                 // (cand / base - 1) * 100, the metric's own sign
+  double worsePct = 0;                  // the same change, positive = worse
+  LevelTest confined;                   // the case against the rest of its run
+  double noisePct = 0;         // run-to-run spread of this case: its replicates' standard deviation
+  bool failed = false;         // candidate failed or was wrong where the baseline was fine
+  bool thresholdOnly = false;  // judged on --threshold alone (no replicates to test)
 };
 
 struct SeriesSummary {
   CaseKey series;  // sizeBytes = 0
-  int tested = 0;
-  int regressions = 0;  // regressions beyond the shift
-  int improvements = 0;
-  double medianWorsePct = 0;  // over the tested cases
-  double shiftPct = 0;        // the rest of the run's shift forgiven to this series
-  bool regression = false;
+  int cases = 0;
+  LevelTest confined;  // the series against the rest of its run
 };
 
 enum class GateOutcome : uint8_t { kPass, kRegression, kInconclusive, kNothingComparable };
@@ -147,37 +177,56 @@ std::string_view gateOutcomeName(GateOutcome o);  // pass, regression, inconclus
 struct Comparison {
   CompareOptions options;
   std::vector<CaseComparison> cases;  // in key order
-  std::vector<SeriesSummary> series;  // in key order
+  std::vector<SeriesSummary> series;  // in key order (only when series are tested)
+  LevelTest wholeRun;                 // a change common to every case
+  int baseReplicates = 0, candReplicates = 0;
   std::vector<CaseKey> onlyBase, onlyCand;
   int skipped = 0;  // cases neither side measured successfully, or outside --sizes
   // Set when the fingerprints differ or are unknown; one line.
   std::string environmentNote;
   bool environmentDiffers = false;
-  double commonShiftPct = 0;      // median worsePct over the tested cases
-  bool globalRegression = false;  // the whole run is slower beyond --drift
+  bool thresholdOnly = false;            // no test possible: cases judged on the threshold alone
+  std::string tooFewNote;                // why nothing was tested, when so
+  std::vector<std::string> runProblems;  // candidate runs that failed (each a regression)
   GateOutcome outcome = GateOutcome::kPass;
+  int runsNeeded = 0;  // per side, when inconclusive for want of replicates (0: unknown)
   int count(Verdict v) const;
 };
 
 Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOptions& options);
 
+// What `gate --calibrate` reports: the noise of same-build replicates and the runs per side a
+// gate needs to detect a change of `target` at the options' alpha and power.
+struct Calibration {
+  int replicates = 0, cases = 0, series = 0;
+  double wholeSdPct = 0;  // standard deviation of the replicates' levels, percent
+  double caseSdPct = 0;   // median over cases of the confined standard deviation
+  double worstCaseSdPct = 0;
+  CaseKey worstCase;
+  int runsWhole = 0, runsCaseMedian = 0, runsCaseWorst = 0;  // per side
+};
+// UsageError when there are fewer than 3 replicates.
+Calibration calibrate(const RunSet& runs, const CompareOptions& options, double target);
+
 // ---- choosing the runs ----
 
-// A run as the gate and compare take it: an id, "last" (the newest run), or (baselines only)
-// "label:NAME" / "label:NAME@last-K" (the K newest finished runs with that label, pooled).
+// One side as the gate and compare take it: a run id, "last" (the newest run), a
+// comma-separated list of ids ("12,13,14"), "label:NAME" (every finished run with that label)
+// or "label:NAME@last-K" (the K newest of them).
 struct RunSpec {
-  int64_t id = 0;  // > 0 for an id
+  std::vector<int64_t> ids;  // explicit ids
   bool last = false;
   std::string label;  // non-empty for label:NAME
-  int lastK = 1;
+  int lastK = 0;      // 0: every run with the label
   std::string text;
 
-  static RunSpec parse(std::string_view text, bool allowLabel);  // UsageError
+  static RunSpec parse(std::string_view text);  // UsageError
 };
 
-// The baseline runs for a label spec, from runs with that label newest first: finished ok,
-// not the candidate, not started after it; at most spec.lastK. Empty when none qualify.
+// The runs of a label spec, from runs with that label newest first: finished ok, not one of
+// `exclude` (the other side), not started after the newest of `exclude` (so replaying history
+// gates each run against its past); at most spec.lastK. Empty when none qualify.
 std::vector<RunRecord> pickLabelRuns(const std::vector<RunRecord>& labelledNewestFirst,
-                                     const RunSpec& spec, const RunRecord* candidate);
+                                     const RunSpec& spec, const std::vector<RunRecord>& exclude);
 
 }  // namespace cb

@@ -1,6 +1,6 @@
 // nccl-tests text logs: every table format seen in the wild, one run per test invocation.
 //
-// Formats handled (see /work/shared/samples):
+// Formats handled (see tests/data/samples):
 //  * old (2018-2020): "#   Rank  0 Pid ..." device lines without Group, no root column, no
 //    redop column for non-reductions, and an "error" column holding the maximum absolute error
 //    of the check rather than a count;
@@ -19,6 +19,7 @@
 // Anything that is not a comment, a blank line, NCCL's own INFO/WARN chatter or a known
 // nccl-tests line is an error naming the line.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -427,10 +428,6 @@ class NcclTestsParser {
     run.notes = std::move(sec.notes);
     std::string stated;
     if (!sec.binary.empty()) stated = importer::normalizeCollective(sec.binary);
-    std::string coll = importer::resolveCollective(
-        stated, options_, sec.table->headerLine,
-        "no '# Collective test starting' line; old nccl-tests logs print none");
-
     // World size and hosts from the device lines (one per rank).
     std::set<int> ranks;
     std::vector<std::string> hosts;
@@ -439,13 +436,44 @@ class NcclTestsParser {
       if (std::find(hosts.begin(), hosts.end(), d.host) == hosts.end()) hosts.push_back(d.host);
     }
     int statedRanks = static_cast<int>(ranks.size());
-    if (sec.devicesTruncated) {
-      run.notes.push_back("the device list is truncated ('...'): the world size is not known");
-      statedRanks = 0;
-    } else if (sec.devices.empty()) {
-      run.notes.push_back("no '# Rank' device lines: the world size is not known");
-    }
+    bool worldUnknown = sec.devicesTruncated || sec.devices.empty();
+    if (worldUnknown) statedRanks = 0;
     int n = importer::resolveWorldSize(statedRanks, options_, sec.table->headerLine);
+
+    std::string coll;
+    if (stated.empty() && !options_.collective) {
+      // Old logs name no collective: infer it from the table (see inferCollective).
+      Inferred inferred = inferCollective(sec, n);
+      if (inferred.collective.empty()) {
+        importer::fail(options_, sec.table->headerLine,
+                       fmt::format("the log does not name the collective and the table does not "
+                                   "tell it ({}); pass --collective NAME",
+                                   inferred.how));
+      }
+      coll = inferred.collective;
+      run.notes.push_back(fmt::format("collective {} inferred: {}", coll, inferred.how));
+      if (n == 0 && inferred.worldSize > 0) {
+        n = inferred.worldSize;
+        worldUnknown = false;
+        run.notes.push_back(fmt::format("world size {} inferred: {}", n, inferred.worldHow));
+      }
+    } else {
+      coll = importer::resolveCollective(stated, options_, sec.table->headerLine, "");
+      if (n == 0) {
+        if (auto w = worldFromRatio(coll, sec)) {
+          n = *w;
+          worldUnknown = false;
+          run.notes.push_back(fmt::format(
+              "world size {} inferred from the busbw/algbw ratio of {} (no '# Rank' lines)", n,
+              coll));
+        }
+      }
+    }
+    if (worldUnknown && n == 0) {
+      run.notes.push_back(sec.devicesTruncated
+                              ? "the device list is truncated ('...'): the world size is not known"
+                              : "no '# Rank' device lines: the world size is not known");
+    }
     if (stated.empty() && options_.collective) checkUserCollective(coll, n, sec);
 
     std::string variant = sec.algo.empty() ? "nccl" : "nccl:" + sec.algo;
@@ -503,6 +531,145 @@ class NcclTestsParser {
     run.results = std::move(sec.results);
     importer::finishImportedRun(run, options_, "nccl-tests", std::move(env));
     runs_.push_back(std::move(run));
+  }
+
+  struct Inferred {
+    std::string collective, how;
+    int worldSize = 0;
+    std::string worldHow;
+  };
+
+  // busbw / algbw of the row with the largest algbw (both printed with two decimals, so only
+  // large values give the ratio to 1%); nullopt below 1 GB/s.
+  static std::optional<double> busRatio(const Section& sec) {
+    const ResultRecord* best = nullptr;
+    for (const auto& r : sec.results) {
+      if (r.status == "ok" && (!best || r.algbw > best->algbw)) best = &r;
+    }
+    if (!best || best->algbw < 1) return std::nullopt;
+    return best->busbw / best->algbw;
+  }
+
+  // size / (count x element size) over the rows: 1 for allreduce, broadcast, reduce, sendrecv;
+  // the world size for allgather and reduce_scatter. 0 when no row tells (or rows disagree).
+  static uint64_t sizeFactor(const Section& sec) {
+    uint64_t q = 0;
+    for (const auto& r : sec.results) {
+      size_t es = importer::dataTypeBytes(r.dtype);
+      if (es == 0 || r.count == 0 || r.sizeBytes % (r.count * es) != 0) continue;
+      uint64_t f = r.sizeBytes / (r.count * es);
+      if (q != 0 && f != q) return 0;
+      q = f;
+    }
+    return q;
+  }
+
+  // The world size a known collective's busbw/algbw ratio implies (2(n-1)/n for allreduce,
+  // (n-1)/n for allgather, reduce_scatter, alltoall); nullopt when it does not depend on n.
+  static std::optional<int> worldFromRatio(const std::string& coll, const Section& sec) {
+    auto r = busRatio(sec);
+    if (!r) return std::nullopt;
+    double n = 0;
+    if (coll == "allreduce" && *r < 1.99) n = 2 / (2 - *r);
+    if ((coll == "allgather" || coll == "reduce_scatter" || coll == "alltoall") && *r < 0.995) {
+      n = 1 / (1 - *r);
+    }
+    if (!(n >= 1.5) || n > 1e6) return std::nullopt;
+    int rounded = static_cast<int>(std::lround(n));
+    // Two-decimal rounding: accept only when the ratio of that n is within 2% of the log's.
+    double expect = coll == "allreduce" ? 2.0 * (rounded - 1) / rounded
+                                        : static_cast<double>(rounded - 1) / rounded;
+    if (std::abs(expect - *r) > 0.02 * expect) return std::nullopt;
+    return rounded;
+  }
+
+  // The collective of a table that does not name it, from what nccl-tests prints:
+  //  * redop: a reduction prints its op, other collectives "none" (old logs omit the column
+  //    for non-reductions); root: -1 unless rooted (broadcast, reduce);
+  //  * size / (count x element size): the world size for allgather and reduce_scatter, else 1;
+  //  * busbw / algbw: 2(n-1)/n for allreduce, (n-1)/n for allgather, reduce_scatter and
+  //    alltoall, 1 for broadcast, reduce and sendrecv (checked when the world size is known);
+  //  * else the file name (all_reduce, allgather, reduce_scatter, ...).
+  Inferred inferCollective(const Section& sec, int n) const {
+    Inferred out;
+    const Table& tb = *sec.table;
+    const ResultRecord& first = sec.results.front();
+    const bool redopColumn = tb.redop >= 0;
+    const bool reduction = redopColumn && first.op != "none";
+    const bool rooted = tb.root >= 0 && first.root >= 0;
+    const uint64_t q = sizeFactor(sec);
+    std::vector<std::string> why;
+    why.push_back(redopColumn ? fmt::format("redop {}", first.op) : "no redop column");
+    if (tb.root >= 0) why.push_back(fmt::format("root {}", first.root));
+    if (q > 0) why.push_back(fmt::format("size = count x elsize x {}", q));
+    std::string coll;
+    if (reduction && rooted) {
+      coll = "reduce";
+    } else if (reduction) {
+      coll = q == 1 ? "allreduce" : q > 1 ? "reduce_scatter" : "";
+    } else if (rooted) {
+      coll = "broadcast";
+    } else if (q > 1) {
+      coll = "allgather";  // the only non-reduction nccl-tests table with size = count x n
+    }
+    int world = q > 1 ? static_cast<int>(q) : 0;
+    auto ratio = busRatio(sec);
+    if (ratio) why.push_back(fmt::format("busbw/algbw {:.3f}", *ratio));
+    // The ratio must agree with the collective at the world size (when it is known).
+    int knownN = n > 0 ? n : world;
+    // size = count x elsize x n with n the number of device lines is structural evidence; old
+    // nccl-tests printed busbw = algbw for allgather, so the ratio does not veto it.
+    const bool structural = q > 1 && (n == 0 || static_cast<int>(q) == n);
+    if (!coll.empty() && ratio && knownN > 1 && !structural) {
+      double expect = coll == "allreduce" ? 2.0 * (knownN - 1) / knownN
+                      : coll == "allgather" || coll == "reduce_scatter" ? (knownN - 1.0) / knownN
+                                                                        : 1.0;
+      if (std::abs(expect - *ratio) > 0.03 * expect) {
+        why.push_back(fmt::format("which contradicts {} on {} ranks", coll, knownN));
+        coll.clear();
+      }
+    }
+    if (coll.empty()) {
+      std::string fromName = collectiveFromFileName(options_.path);
+      if (!fromName.empty()) {
+        out.collective = fromName;
+        out.how = fmt::format("from the file name ({})", fmt::join(why, ", "));
+      } else {
+        out.how = fmt::format("{}", fmt::join(why, ", "));
+      }
+    } else {
+      out.collective = coll;
+      out.how = fmt::format("from the table: {}", fmt::join(why, ", "));
+    }
+    if (out.collective.empty()) return out;
+    if (world > 1 && (out.collective == "allgather" || out.collective == "reduce_scatter")) {
+      out.worldSize = world;
+      out.worldHow = fmt::format("size = count x elsize x {}", world);
+    } else if (auto w = worldFromRatio(out.collective, sec)) {
+      out.worldSize = *w;
+      out.worldHow = fmt::format("from the busbw/algbw ratio of {}", out.collective);
+    }
+    return out;
+  }
+
+  static std::string collectiveFromFileName(const std::string& path) {
+    std::string name = toLower(path.substr(path.find_last_of('/') + 1));
+    std::erase(name, '_');
+    std::erase(name, '-');
+    // Longest names first: "reducescatter" and "allreduce" contain "reduce".
+    static constexpr std::pair<const char*, const char*> kNames[] = {
+        {"reducescatter", "reduce_scatter"},
+        {"allreduce", "allreduce"},
+        {"allgather", "allgather"},
+        {"alltoall", "alltoall"},
+        {"broadcast", "broadcast"},
+        {"bcast", "broadcast"},
+        {"sendrecv", "sendrecv"},
+        {"reduce", "reduce"}};
+    for (const auto& [token, coll] : kNames) {
+      if (name.find(token) != std::string::npos) return coll;
+    }
+    return "";
   }
 
   // A --collective given for a log that does not name one must at least fit the table: nccl-tests

@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# `collbench import` on every real log in /work/shared/samples (and the JSON report of the unit
+# `collbench import` on every real log in tests/data/samples (and the JSON report of the unit
 # tests): all runs land in the database and `collbench runs` lists them; parse errors exit 2 with
 # one line naming FILE:LINE and leave the database untouched; --dry-run writes nothing.
-# Usage: import.sh /path/to/collbench   (CB_SHARED_DIR and CB_SOURCE_DIR come from CTest)
+# Usage: import.sh /path/to/collbench   (CB_SOURCE_DIR comes from CTest)
 set -uo pipefail
 cb=${1:?usage: import.sh COLLBENCH}
 here=$(cd "$(dirname "$0")" && pwd)
-shared=${CB_SHARED_DIR:-$here/../../../shared}
+samples=${CB_SOURCE_DIR:-$here/../..}/tests/data/samples
 source_dir=${CB_SOURCE_DIR:-$here/../..}
-samples=$shared/samples
 tmp=$(mktemp -d /tmp/cb_import.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 db=$tmp/cb.db

@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
-# `collbench report` end to end in a real browser: every log in $CB_SHARED_DIR/samples imported,
+# `collbench report` end to end in a real browser: every log in tests/data/samples imported,
 # two real local runs (labelled with markup, to prove escaping in the browser), one report with
 # every run, a comparison and a history; headless Chromium must load it without a single console
 # message (the page logs nothing; errors, CSP violations and failed loads all show up there), its
 # script must have run (body data-report="ready") and every chart must have drawn content.
 # Finally a screenshot. Needs Debian's chromium (scripts/install-deps.sh installs it).
-# Usage: report_chromium.sh /path/to/collbench   (CB_SHARED_DIR comes from CTest)
+# Usage: report_chromium.sh /path/to/collbench   (CB_SOURCE_DIR comes from CTest)
 # With CB_REPORT_OUT=DIR the page, DOM dump and screenshot are copied there to look at.
 set -uo pipefail
 cb=${1:?usage: report_chromium.sh COLLBENCH}
 here=$(cd "$(dirname "$0")" && pwd)
-shared=${CB_SHARED_DIR:-$here/../../../shared}
-samples=$shared/samples
+samples=${CB_SOURCE_DIR:-$here/../..}/tests/data/samples
 browser=${CHROMIUM:-chromium}
 if ! command -v "$browser" >/dev/null 2>&1; then
   echo "FAIL: '$browser' not found: this test needs headless Chromium (Debian package chromium;" \

@@ -1,5 +1,5 @@
 // Reporters (bench/Report.h): the nccl-tests table must reproduce real nccl-tests lines column
-// for column (rows of /work/shared/samples fed back in as PointResults), stream rows as both
+// for column (rows of tests/data/samples fed back in as PointResults), stream rows as both
 // placements arrive, print N/A where nccl-tests does, and average busbw as nccl-tests does; the
 // side-by-side view marks winners; JSON parses back with every field; CSV has a fixed header.
 #include <gtest/gtest.h>
@@ -54,7 +54,7 @@ std::vector<std::string> splitLines(const std::string& text) {
 // Feeds every data row of an nccl-tests log back through NcclTestsTable and expects the same
 // text: the three header lines and every row, character for character.
 void reproduceSample(const std::string& file, Collective c, DataType t, RedOp op) {
-  auto lines = readLines(std::string(CB_SHARED_DIR) + "/samples/" + file);
+  auto lines = readLines(std::string(CB_SOURCE_DIR) + "/tests/data/samples/" + file);
   std::string text;
   cb::NcclTestsTable table(c, cb::TextOut(&text));
   std::vector<std::string> expected;

@@ -1,4 +1,4 @@
-// Host description from recorded hwloc XML topologies (/work/shared/topologies; expected values
+// Host description from recorded hwloc XML topologies (tests/data/topologies; expected values
 // read off the files themselves), the environment filter and the fingerprint hash.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -13,7 +13,7 @@
 namespace {
 
 std::string topologyFile(const std::string& name) {
-  return std::string(CB_SHARED_DIR) + "/topologies/" + name;
+  return std::string(CB_SOURCE_DIR) + "/tests/data/topologies/" + name;
 }
 
 TEST(HostInfoXml, NvidiaDgx2) {
