@@ -1,20 +1,25 @@
 // `collbench import FILE...`: turns existing nccl-tests (text or -J JSON), OSU micro-benchmarks
 // and Intel MPI Benchmarks logs into runs in the database, so history starts before collbench.
-// Every file is parsed before the database is opened: a parse error leaves the database as it
-// was and exits 2 with one line naming FILE:LINE.
+// Every file is parsed before the database is opened. A file that does not parse is reported with
+// one line naming FILE:LINE and skipped; the others import, and the exit code (2) says some
+// failed. A single file that fails leaves the database as it was.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <sstream>
+#include <vector>
 
 #include "cli/Command.h"
+#include "core/Collective.h"
 #include "core/Error.h"
 #include "results/Store.h"
 #include "results/import/Import.h"
+#include "results/import/ImportSupport.h"
 
 namespace cb::cli {
 namespace {
@@ -29,15 +34,30 @@ struct ImportArgs {
   bool dryRun = false;
 };
 
+// Reads at most kMaxImportFileBytes (a log larger than that is refused, and /dev/zero or a
+// device stops at the first chunk: NUL bytes are not text).
 std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
     throw UsageError(fmt::format("import: {}: cannot read ({})", path, std::strerror(errno)));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw UsageError(fmt::format("import: {}: read error", path));
-  return text.str();
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, std::fclose);
+  std::string text;
+  std::vector<char> chunk(1 << 16);
+  while (true) {
+    size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
+    if (n == 0) break;
+    if (std::memchr(chunk.data(), '\0', n) != nullptr) {
+      throw UsageError(fmt::format("import: {}: NUL bytes: not a text log", path));
+    }
+    if (text.size() + n > kMaxImportFileBytes) {
+      throw UsageError(fmt::format("import: {}: larger than {} MiB: not a benchmark log", path,
+                                   kMaxImportFileBytes >> 20));
+    }
+    text.append(chunk.data(), n);
+  }
+  if (std::ferror(f)) throw UsageError(fmt::format("import: {}: read error", path));
+  return text;
 }
 
 // "allreduce" or "alltoall,sendrecv": the collectives of a run in the order measured.
@@ -68,12 +88,26 @@ std::string describe(const ImportedRun& run, const std::string& file) {
 
 int runImport(const ImportArgs& args) {
   ImportFormat format = parseImportFormat(args.format);
+  if (!args.collective.empty()) {
+    // collbench's collectives and the other nccl-tests binaries; anything else would be stored
+    // as a collective nobody can query.
+    std::vector<std::string> known;
+    for (Collective c : allCollectives()) known.emplace_back(collectiveName(c));
+    for (const char* extra : {"gather", "scatter", "hypercube"}) known.emplace_back(extra);
+    std::string normalized = importer::normalizeCollective(args.collective);
+    if (std::find(known.begin(), known.end(), normalized) == known.end()) {
+      throw UsageError(fmt::format("--collective '{}' is not one of {}", args.collective,
+                                   fmt::join(known, ", ")));
+    }
+  }
   std::string now = utcTimestamp();
   struct Parsed {
     std::string file;
     ImportedRun run;
   };
   std::vector<Parsed> parsed;
+  // Every file is parsed first; a bad one is reported (one line) and skipped, the others import.
+  int failed = 0;
   for (const auto& file : args.files) {
     ImportOptions options;
     options.path = file;
@@ -81,17 +115,30 @@ int runImport(const ImportArgs& args) {
     if (!args.collective.empty()) options.collective = args.collective;
     options.worldSize = args.worldSize;
     options.importedAt = now;
-    for (auto& run : parseImport(readFile(file), format, options)) {
-      parsed.push_back({file, std::move(run)});
+    try {
+      for (auto& run : parseImport(readFile(file), format, options)) {
+        parsed.push_back({file, std::move(run)});
+      }
+    } catch (const UsageError& e) {
+      if (args.files.size() == 1) throw;
+      fmt::print(stderr, "collbench: {}\n", e.what());
+      ++failed;
     }
   }
+  auto finish = [&] {
+    if (failed == 0) return 0;
+    std::fflush(stdout);
+    fmt::print(stderr, "collbench: import: {} of {} file(s) failed (see above); the others {}\n",
+               failed, args.files.size(), args.dryRun ? "would import" : "were imported");
+    return 2;
+  };
 
   if (args.dryRun) {
     for (const auto& p : parsed) {
       fmt::print("would import: {}\n", describe(p.run, p.file));
       for (const auto& note : p.run.notes) fmt::print("  note: {}\n", note);
     }
-    return 0;
+    return finish();
   }
 
   Store store = Store::open(args.db);
@@ -112,8 +159,12 @@ int runImport(const ImportArgs& args) {
       throw;
     }
     fmt::print("imported run {}: {}\n", id, describe(p.run, p.file));
+    for (const auto& note : p.run.notes) {
+      // What was inferred is said where the user looks (the rest is in `collbench show`).
+      if (note.find("inferred") != std::string::npos) fmt::print("  note: {}\n", note);
+    }
   }
-  return 0;
+  return finish();
 }
 
 }  // namespace

@@ -101,7 +101,8 @@ class ImbParser {
         blocks_.back().name = m[2].str();
       } else if (std::regex_search(s, m, kProcesses)) {
         if (blocks_.empty()) importer::failParse(options_, line, "#processes before a benchmark");
-        blocks_.back().processes = std::stoi(m[1].str());
+        blocks_.back().processes = static_cast<int>(
+            importer::boundedInt(options_, line.number, m[1].str(), 1, 1 << 24, "#processes"));
       } else if (std::regex_search(s, m, kWaiting)) {
         notes_.push_back(fmt::format("{}: {} more processes waited in MPI_Barrier",
                                      blocks_.empty() ? "" : blocks_.back().name, m[1].str()));

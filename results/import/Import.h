@@ -38,14 +38,32 @@ struct ImportOptions {
   int worldSize = 0;
   // startedAt for logs that carry no date (ISO-8601 UTC); "" lets the store use "now".
   std::string importedAt;
+  // Set by parseImport: the input is JSON (long lines allowed), and what preparing the text
+  // changed (every run's notes get them).
+  bool jsonInput = false;
+  std::vector<std::string> preparationNotes;
 };
+
+// Lines longer than this fail a text log (JSON is exempt).
+constexpr size_t kMaxImportLineBytes = 4096;
+// Files larger than this are refused before parsing (ImportCommand reads at most this much).
+constexpr size_t kMaxImportFileBytes = 256u << 20;
+
+// What parseImport does to a file's bytes before any parser sees them: strips OpenMPI
+// --tag-output prefixes ("[1,0]<stdout>:"), replaces bytes that are not UTF-8 by '?', and fails
+// (FILE:LINE) on a NUL byte or a text line longer than kMaxImportLineBytes.
+struct PreparedText {
+  std::string text;
+  std::vector<std::string> notes;
+};
+PreparedText prepareImportText(std::string_view text, const ImportOptions& options);
 
 // Recognises the format from the content (never from the file name); UsageError naming the file
 // when it matches none.
 ImportFormat detectImportFormat(std::string_view text, const std::string& path);
 
-// Parses one file. kAuto detects first. Throws UsageError "import: FILE:LINE: ..." on the first
-// problem.
+// Parses one file (prepared as above). kAuto detects first. Throws UsageError
+// "import: FILE:LINE: ..." on the first problem.
 std::vector<ImportedRun> parseImport(std::string_view text, ImportFormat format,
                                      const ImportOptions& options);
 

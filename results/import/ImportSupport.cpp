@@ -74,6 +74,17 @@ std::optional<double> toDouble(std::string_view s) {
   return v;
 }
 
+int64_t boundedInt(const ImportOptions& options, int line, std::string_view text, int64_t lo,
+                   int64_t hi, std::string_view what) {
+  auto v = toSigned(text);
+  if (!v || *v < lo || *v > hi) {
+    std::string shown(text.substr(0, 40));
+    fail(options, line,
+         fmt::format("{} '{}' is not a whole number from {} to {}", what, shown, lo, hi));
+  }
+  return *v;
+}
+
 std::string normalizeCollective(std::string_view name) {
   std::string v = toLower(trim(name));
   // A path to the nccl-tests binary: keep the file name.
@@ -251,8 +262,13 @@ void finishImportedRun(ImportedRun& run, const ImportOptions& options, std::stri
   if (r.startedAt.empty()) r.startedAt = options.importedAt;
   if (!environment.is_object()) environment = nlohmann::ordered_json::object();
   environment["importedFrom"] = options.path;
+  run.notes.insert(run.notes.end(), options.preparationNotes.begin(),
+                   options.preparationNotes.end());
   environment["importNotes"] = run.notes;
-  r.environmentJson = environment.dump();
+  // Text from the log is valid UTF-8 by now (parseImport replaces what is not); replace anyway
+  // rather than throw, so no byte of a log can reach the user as an internal error.
+  r.environmentJson =
+      environment.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace cb::importer

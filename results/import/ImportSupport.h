@@ -43,6 +43,10 @@ std::vector<std::string_view> splitWhitespace(std::string_view s);
 std::optional<uint64_t> toUnsigned(std::string_view s);
 std::optional<int64_t> toSigned(std::string_view s);
 std::optional<double> toDouble(std::string_view s);  // finite values only
+// A whole-token integer in [lo, hi]; else "import: FILE:LINE: WHAT 'TEXT' is not a whole number
+// from LO to HI" (logs are untrusted: never std::stoi, which throws out of range).
+int64_t boundedInt(const ImportOptions& options, int line, std::string_view text, int64_t lo,
+                   int64_t hi, std::string_view what);
 
 // "all_reduce_perf", "AllReduce", "bcast" -> "allreduce", "broadcast"; names outside collbench's
 // set are kept lowercased without "_perf", '-' and ' ' as '_' ("gather", "reduce_scatter_block").

@@ -132,7 +132,35 @@ class NcclTestsParser {
       return;
     }
     if (section().inTable) return parseRow(line);
+    if (!section().table) {
+      // A bare table pasted without its header: the columns follow from the row's layout.
+      if (auto header = bareHeader(t)) {
+        section().notes.push_back(
+            fmt::format("line {}: no column header; columns taken from the row layout ({} fields)",
+                        line.number, importer::splitWhitespace(t).size()));
+        parseHeader(line, importer::splitWhitespace(*header));
+        return parseRow(line);
+      }
+    }
     importer::failParse(options_, line);
+  }
+
+  // The header nccl-tests prints above rows like this one: 13 fields (2022+: redop and root,
+  // #wrong), 12 (old reductions: redop, no root, error) or 11 (old: neither). nullopt when the
+  // line is not such a row.
+  static std::optional<std::string> bareHeader(std::string_view t) {
+    auto tok = importer::splitWhitespace(t);
+    if (tok.size() < 11 || tok.size() > 13) return std::nullopt;
+    if (!importer::toUnsigned(tok[0]) || !importer::toUnsigned(tok[1])) return std::nullopt;
+    if (importer::dataTypeBytes(importer::normalizeDataType(tok[2])) == 0) return std::nullopt;
+    if (tok.size() == 13) {
+      return std::string(
+          "size count type redop root time algbw busbw #wrong time algbw busbw #wrong");
+    }
+    if (tok.size() == 12) {
+      return std::string("size count type redop time algbw busbw error time algbw busbw error");
+    }
+    return std::string("size count type time algbw busbw error time algbw busbw error");
   }
 
   // "host:pid:tid [dev] NCCL INFO ..." lines interleaved with the table when NCCL_DEBUG is set.
@@ -156,7 +184,10 @@ class NcclTestsParser {
     if (std::regex_search(s, m, kVersionLine)) {
       newSectionIf(section().started(), line.number);
       section().toolVersion = m[1].str();
-      if (m[3].matched) section().ncclLibrary = std::stol(m[3].str());
+      if (m[3].matched) {
+        section().ncclLibrary = static_cast<long>(importer::boundedInt(
+            options_, line.number, m[3].str(), 0, 99999999, "nccl-library version code"));
+      }
       return;
     }
     if (std::regex_search(s, m, kStarting)) {
@@ -180,7 +211,8 @@ class NcclTestsParser {
     if (std::regex_search(s, m, kRankOld)) return addDevice(line, m, false);
     if (std::regex_search(s, kRankAny)) importer::failParse(options_, line, "device line");
     if (std::regex_search(s, m, kOutOfBounds)) {
-      section().outOfBounds = std::stoll(m[1].str());
+      section().outOfBounds = importer::boundedInt(options_, line.number, m[1].str(), 0, INT64_MAX,
+                                                   "out-of-bounds count");
       section().outOfBoundsFailed = m[2].str() == "FAILED";
       section().inTable = false;
       return;
@@ -247,11 +279,17 @@ class NcclTestsParser {
     Section& sec = section();
     Device d;
     int i = 1;
-    d.rank = std::stoi(m[i++].str());
-    if (withGroup) d.group = std::stoi(m[i++].str());
-    d.pid = std::stoll(m[i++].str());
+    constexpr int64_t kMaxRank = 1 << 24;  // far beyond any machine; keeps sets and ints sane
+    d.rank = static_cast<int>(
+        importer::boundedInt(options_, line.number, m[i++].str(), 0, kMaxRank, "rank"));
+    if (withGroup) {
+      d.group = static_cast<int>(
+          importer::boundedInt(options_, line.number, m[i++].str(), 0, kMaxRank, "group"));
+    }
+    d.pid = importer::boundedInt(options_, line.number, m[i++].str(), 0, INT64_MAX, "pid");
     d.host = m[i++].str();
-    d.device = std::stoi(m[i++].str());
+    d.device = static_cast<int>(
+        importer::boundedInt(options_, line.number, m[i++].str(), 0, kMaxRank, "device"));
     d.busId = m[i++].str();
     d.name = std::string(trim(m[i++].str()));
     if (sec.table) importer::failParse(options_, line, "device line after the table header");

@@ -108,7 +108,8 @@ class OsuParser {
       if (std::regex_search(s, m, kDatatype)) {
         current_->dtype = importer::mpiTypeName(m[1].str());
       } else if (std::regex_search(s, m, kPairs)) {
-        current_->pairs = std::stoi(m[1].str());
+        current_->pairs = static_cast<int>(
+            importer::boundedInt(options_, line.number, m[1].str(), 1, 1 << 24, "pairs"));
       } else if (std::regex_search(s, kSizeHeader) || std::regex_search(s, kNoSizeHeader)) {
         parseHeader(line, s);
       }

@@ -128,7 +128,7 @@ has "$(cat "$tmp/out")" "note: environment fingerprints differ"
 
 # compare: the table of every case, exit 0 even for a regression; it shows unfinished runs.
 expect 0 "$cb" compare "$base" label:slow --db "$db"
-has "$out" "  change   vs run  p(Holm)"
+has "$out" "vs run  p(Holm)"
 has "$out" "REGRESSION"
 expect 0 "$cb" compare 1 11 --db "$db"
 has "$out" "# warning: candidate run 11 is interrupted"

@@ -28,21 +28,23 @@ has "$out" "osu allreduce, 1 point, world size 16, ok"
 has "$out" "imb allreduce, 2 points, world size 144, ok"
 [ -z "$err" ] || fail "stderr not empty: $err"
 
-# Old nccl-tests tables do not name the collective: without --collective, one line and exit 2.
+# Old nccl-tests tables do not name the collective: inferred from the table, and said so.
 old1=$(echo "$samples"/nccltests_1_*.txt)
-expect 2 "$cb" import --db "$db" "$old1"
-[ "$(wc -l <<<"$err")" -eq 1 ] || fail "expected one stderr line, got: $err"
-has "$err" "$old1:22: the log does not name the collective"
-expect 0 "$cb" import --db "$db" --label samples --collective allreduce "$old1" \
-  "$samples"/nccltests_3_*.txt "$samples"/nccltests_6_*.txt
+expect 0 "$cb" import --db "$db" --label samples "$old1" "$samples"/nccltests_3_*.txt \
+  "$samples"/nccltests_6_*.txt "$samples"/nccltests_2_*.txt
 has "$out" "nccl-tests allreduce, 56 points, world size 2 on 1 host, ok"
-expect 0 "$cb" import --db "$db" --label samples --collective allgather "$samples"/nccltests_2_*.txt
 has "$out" "nccl-tests allgather, 62 points, world size 12 on 1 host, failed"
+has "$out" "note: collective allreduce inferred: from the table: redop sum, root -1"
+has "$out" "note: collective allgather inferred: from the table: no redop column, size = count x elsize x 12"
+[ -z "$err" ] || fail "stderr not empty: $err"
+# --collective still overrides, and must be a collective.
+expect 2 "$cb" import --db "$db" --dry-run --collective bogus "$old1"
+has "$err" "--collective 'bogus' is not one of allreduce"
 # The hand-written nccl-tests -J report of the unit tests.
 expect 0 "$cb" import --db "$db" --label samples "$source_dir/tests/unit/data/nccltests_allreduce_v2.json"
 has "$out" "nccl-tests-json allreduce, 6 points, world size 2 on 2 hosts, ok"
 
-# Every sample is a run: 18 + 3 + 1 + 1 = 23.
+# Every sample is a run: 18 + 4 + 1 = 23.
 expect 0 "$cb" runs --db "$db" --label samples
 listed=$(grep -cE '^ *[0-9]+ ' <<<"$out")
 [ "$listed" -eq 23 ] || fail "runs lists $listed runs, expected 23: $out"
@@ -52,17 +54,48 @@ has "$out" "failed"
 # The stored points add up (the store's own count, not the import's message).
 points=$(sqlite3 "$db" "SELECT COUNT(*) FROM results" 2>/dev/null)
 [ "$points" = "612" ] || fail "the database holds '$points' results, expected 612"
+# Stored values equal the log's: every row of nccl-tests 1 and 9, both placements.
+python3 - "$db" "$old1" "$(echo "$samples"/nccltests_9_*.txt)" <<'EOF' || fail "stored values differ from the logs"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for path in sys.argv[2:]:
+    run = db.execute("SELECT id FROM runs WHERE command_line = ?", ("import " + path,)).fetchone()[0]
+    rows = [l.split() for l in open(path) if l.strip() and not l.lstrip().startswith("#")]
+    assert rows, path
+    for t in rows:
+        for place, off in (("out", 5), ("in", 9)):
+            got = db.execute("SELECT time_us, algbw, busbw, wrong FROM results WHERE run_id = ? AND "
+                             "size_bytes = ? AND placement = ?", (run, int(t[0]), place)).fetchone()
+            want = (float(t[off]), float(t[off + 1]), float(t[off + 2]), int(t[off + 3]))
+            assert got == want, (path, t[0], place, got, want)
+EOF
 
-# A garbage line: exit 2, one line on stderr naming file:line, nothing written even for the good
-# file given before it.
+# A bare table (rows only), and lines under an MPI launcher's prefix: imported without flags.
+grep -v '^#' "$samples"/nccltests_9_*.txt | grep -v '^$' >"$tmp/bare.txt"
+expect 0 "$cb" import --db "$tmp/other.db" "$tmp/bare.txt"
+has "$out" "nccl-tests allreduce, 62 points, world size 8, interrupted"
+has "$out" "note: world size 8 inferred: from the busbw/algbw ratio of allreduce"
+sed 's/^/[1,0]<stdout>:/' "$samples"/nccltests_9_*.txt >"$tmp/prefixed.txt"
+expect 0 "$cb" import --db "$tmp/other.db" "$tmp/prefixed.txt"
+has "$out" "nccl-tests allreduce, 62 points, world size 8 on 1 host, ok"
+# Not text at all: refused at once (never read to the end).
+expect 2 "$cb" import --db "$tmp/other.db" /dev/zero
+has "$err" "/dev/zero: NUL bytes: not a text log"
+
+# A garbage line: exit 2, one line on stderr naming file:line, nothing written.
 before=$(count_runs)
 garbage=$tmp/garbage.log
 { head -n 25 "$samples"/nccltests_9_*.txt; echo "this is not a result row"; tail -n +26 "$samples"/nccltests_9_*.txt; } >"$garbage"
-expect 2 "$cb" import --db "$db" "$samples"/osu_3_*.txt "$garbage"
+expect 2 "$cb" import --db "$db" "$garbage"
 [ "$(wc -l <<<"$err")" -eq 1 ] || fail "expected one stderr line, got: $err"
 has "$err" "collbench: import: $garbage:26: cannot parse 'this is not a result row'"
 [ -z "$out" ] || fail "stdout not empty after a parse error: $out"
 [ "$(count_runs)" -eq "$before" ] || fail "a failed import changed the database"
+# In a batch the bad file is reported and skipped; the others import; the exit code says so.
+expect 2 "$cb" import --db "$tmp/batch.db" "$samples"/osu_3_*.txt "$garbage"
+has "$err" "collbench: import: $garbage:26: cannot parse 'this is not a result row'"
+has "$err" "collbench: import: 1 of 2 file(s) failed (see above); the others were imported"
+has "$out" "imported run 1: osu latency"
 
 # A file in no known format, a missing file, a bad --format.
 printf 'hello\nworld\n' >"$tmp/notes.txt"
