@@ -16,7 +16,11 @@ grep -q $'\r' "$tmp/out" && fail "carriage return (a progress line) in redirecte
 expect 0 "$cb" run allreduce --np 2 -b 0 -e 0 -n 2 -w 1 --no-db
 expect 0 "$cb" p2p latency --np 2 -e 64 -n 5 -w 1 --db "$db"
 expect 0 "$cb" show last --db "$db" --samples
-expect 0 "$cb" compare 1 1 --db "$db"
+# A second run of the same cases, so compare has two different runs (a run against itself is refused).
+expect 0 "$cb" run all --np 3 -b 0 -e 4K -f 8 -n 2 -w 1 -d int32,float,half -o sum,max --db "$db"
+has "$out" "# stored as run 3"
+expect 0 "$cb" compare 1 3 --db "$db"
+expect 2 "$cb" compare 1 1 --db "$db"
 expect 0 "$cb" export samples --db "$db" --per-rank --format json -o "$tmp/s.json"
 expect 0 "$cb" report 1 2 --db "$db" -o "$tmp/r.html"
 expect 0 "$cb" db check --db "$db"
