@@ -12,8 +12,7 @@
 #include <memory>
 #include <optional>
 
-#include "collectives/mpi/MpiPoll.h"
-#include "collectives/mpi/MpiWorld.h"
+#include "collectives/Team.h"
 #include "collectives/transport/Transports.h"
 #include "core/Buffer.h"
 #include "core/Error.h"
@@ -38,11 +37,7 @@ P2pTest parseP2pTest(std::string_view name) {
   throw UsageError(fmt::format("unknown p2p test '{}' (known: latency, bw, bibw)", name));
 }
 
-std::vector<std::string> p2pTransportNames() {
-  std::vector<std::string> names = transportNames();
-  names.emplace_back(kMpiNative);
-  return names;
-}
+std::vector<std::string> p2pTransportNames() { return pointToPointTransportNames(); }
 
 std::vector<std::string> parseP2pTransports(std::string_view list) {
   std::vector<std::string> items = splitList(list);
@@ -158,66 +153,6 @@ double p2pMetric(const P2pPoint& p) {
 
 namespace {
 
-// Tag of every mpi-native message, on a communicator of its own: nothing else can match it.
-constexpr int kNativeTag = 7;
-
-// OSU's way, as a Transport: post every receive, then every send (MPI_Irecv / MPI_Isend on a
-// duplicate of the world communicator), then wait for all of them. The wait is a test loop with
-// the deadline (MPI_Waitall could hang forever on a dead peer).
-class MpiNativeTransport final : public Transport {
- public:
-  explicit MpiNativeTransport(Communicator& comm) {
-    checkMpi(MPI_Comm_dup(mpiCommOf(comm), &comm_), "MPI_Comm_dup (mpi-native)");
-    MPI_Comm_rank(comm_, &rank_);
-    MPI_Comm_size(comm_, &size_);
-  }
-  ~MpiNativeTransport() override {
-    if (comm_ != MPI_COMM_NULL && !mpi_detail::mpiFinalized()) MPI_Comm_free(&comm_);
-  }
-  MpiNativeTransport(const MpiNativeTransport&) = delete;
-  MpiNativeTransport& operator=(const MpiNativeTransport&) = delete;
-
-  std::string_view name() const override { return kMpiNative; }
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-
-  void exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Deadline d) override {
-    reqs_.resize(sends.size() + recvs.size());
-    size_t i = 0;
-    for (const RecvOp& r : recvs) {
-      if (r.reduce) throw UsageError("the mpi-native transport does not reduce");
-      checkMpi(
-          MPI_Irecv(r.dst, messageCount(r.bytes), MPI_BYTE, r.peer, kNativeTag, comm_, &reqs_[i++]),
-          "MPI_Irecv (mpi-native)");
-    }
-    for (const SendOp& s : sends) {
-      checkMpi(MPI_Isend(const_cast<void*>(s.data), messageCount(s.bytes), MPI_BYTE, s.peer,
-                         kNativeTag, comm_, &reqs_[i++]),
-               "MPI_Isend (mpi-native)");
-    }
-    auto result = mpi_detail::waitAll(reqs_, {}, d, "mpi-native wait");
-    if (result == mpi_detail::WaitResult::kDone) return;
-    mpi_detail::abandonPointToPoint(reqs_);
-    if (result == mpi_detail::WaitResult::kInterrupted) {
-      throw InterruptedError("interrupted while waiting for mpi-native messages");
-    }
-    throw TimeoutError(fmt::format("mpi-native exchange on rank {} did not complete within {} s",
-                                   rank_, d.seconds()));
-  }
-
- private:
-  static int messageCount(size_t bytes) {
-    if (bytes > static_cast<size_t>(INT_MAX)) {
-      throw UsageError(fmt::format("mpi-native sends at most {} bytes per message", INT_MAX));
-    }
-    return static_cast<int>(bytes);
-  }
-
-  MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0, size_ = 0;
-  std::vector<MPI_Request> reqs_;
-};
-
 // Byte i of what `rank` sends: differs between neighbouring ranks and positions, so a message
 // from the wrong peer or at the wrong offset is counted wrong.
 uint8_t patternByte(int rank, uint64_t i) {
@@ -242,10 +177,10 @@ std::string encodeError(const std::exception& e) {
 struct P2pBench::Impl {
   struct Channel {
     std::string name;
-    std::unique_ptr<Transport> transport;
+    Transport* transport;  // the team's, set up once per run
   };
 
-  Impl(Communicator& c, const P2pOptions& opts) : comm(c), o(opts) {}
+  Impl(Team& t, const P2pOptions& opts) : team(t), comm(t.comm()), o(opts) {}
 
   Deadline deadline() const { return Deadline::after(o.timeoutSeconds); }
 
@@ -266,24 +201,6 @@ struct P2pBench::Impl {
     if (o.transports.empty()) throw UsageError("no transport to measure");
   }
 
-  // Why `name` can't be used here (collective in an MPI world, like transportUnsupported).
-  std::optional<std::string> unsupported(const std::string& name) {
-    if (name == kMpiNative) {
-      if (comm.worldKind() != WorldKind::kMpi) {
-        return std::string("mpi-native needs an MPI world (run under mpirun)");
-      }
-      return std::nullopt;
-    }
-    return transportUnsupported(name, comm, o.timeoutSeconds);
-  }
-
-  std::unique_ptr<Transport> make(const std::string& name) {
-    if (name == kMpiNative) return std::make_unique<MpiNativeTransport>(comm);
-    TransportOptions to;
-    to.setupSeconds = o.timeoutSeconds;
-    return makeTransport(name, comm, to);
-  }
-
   // Every rank gets the first reason any rank has (or none).
   std::optional<std::string> agree(const std::optional<std::string>& mine) {
     auto all = comm.allgatherStrings(mine ? "!" + *mine : std::string(), deadline());
@@ -298,24 +215,24 @@ struct P2pBench::Impl {
     const bool all = o.transports.size() == 1 && o.transports[0] == "all";
     const std::vector<std::string> names = all ? p2pTransportNames() : o.transports;
     for (const std::string& name : names) {
-      std::optional<std::string> why = agree(unsupported(name));
-      std::unique_ptr<Transport> t;
+      std::optional<std::string> why = team.transportUnsupported(name);
+      Transport* t = nullptr;
       if (!why) {
         std::optional<std::string> failed;
         try {
-          t = make(name);
+          t = &team.transport(name);
         } catch (const std::exception& e) {
           failed = e.what();
         }
         why = agree(failed);
-        if (why) t.reset();
+        if (why) t = nullptr;
       }
       if (why) {
         if (!all) throw EnvironmentError(fmt::format("--transport {}: {}", name, *why));
         skipped.emplace_back(name, *why);
         continue;
       }
-      channels.push_back({name, std::move(t)});
+      channels.push_back({name, t});
       transports.push_back(name);
     }
     if (channels.empty()) {
@@ -477,6 +394,7 @@ struct P2pBench::Impl {
     return summary;
   }
 
+  Team& team;
   Communicator& comm;
   const P2pOptions o;
   std::vector<Channel> channels;
@@ -487,8 +405,7 @@ struct P2pBench::Impl {
   uint32_t ackOut = 0, ackIn = 0;
 };
 
-P2pBench::P2pBench(Communicator& comm, const P2pOptions& o)
-    : impl_(std::make_unique<Impl>(comm, o)) {
+P2pBench::P2pBench(Team& team, const P2pOptions& o) : impl_(std::make_unique<Impl>(team, o)) {
   impl_->setUp();
 }
 
@@ -502,9 +419,9 @@ const std::vector<std::pair<std::string, std::string>>& P2pBench::skipped() cons
 
 P2pSummary P2pBench::run(const P2pSink& sink) { return impl_->run(sink); }
 
-P2pSummary runP2p(Communicator& comm, const P2pOptions& o, const P2pSink& sink) {
-  P2pBench bench(comm, o);
-  if (comm.rank() == 0 && sink.onSkipped) {
+P2pSummary runP2p(Team& team, const P2pOptions& o, const P2pSink& sink) {
+  P2pBench bench(team, o);
+  if (team.rank() == 0 && sink.onSkipped) {
     for (const auto& [name, why] : bench.skipped()) sink.onSkipped(name, why);
   }
   return bench.run(sink);

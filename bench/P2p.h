@@ -13,10 +13,11 @@
 // OSU's. With --stat mean the figures are OSU's exactly (mean = total time / iterations).
 // Bandwidth is in GB/s = 1e9 bytes/s, like the rest of collbench (OSU prints MB/s = 1e6 bytes/s).
 //
-// Ways to move the data: the host transports by name (each window is one Transport::exchange)
-// and "mpi-native": MPI_Isend / MPI_Irecv / wait-all on a duplicate of the world communicator,
-// as OSU does (only in an MPI world). Every rank calls runP2p() with the same options; pairs are
-// measured one after another while the other ranks wait.
+// Ways to move the data: the team's transports by name (each window is one Transport::exchange),
+// "mpi-native" among them: MPI_Isend / MPI_Irecv / wait-all on a duplicate of the world
+// communicator, as OSU does (collectives/mpi/MpiNativeTransport.h; only in an MPI world). Every
+// rank calls runP2p() with the same options; pairs are measured one after another while the other
+// ranks wait.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/Team.h"
+#include "collectives/transport/Transports.h"
 #include "core/Communicator.h"
 #include "core/Stats.h"
 
@@ -37,7 +40,7 @@ enum class P2pTest : uint8_t { kLatency, kBw, kBibw };
 std::string_view p2pTestName(P2pTest t);      // "latency" | "bw" | "bibw"
 P2pTest parseP2pTest(std::string_view name);  // UsageError for anything else
 
-inline constexpr std::string_view kMpiNative = "mpi-native";
+inline constexpr std::string_view kMpiNative = kMpiNativeTransport;
 // Every name --transport accepts (besides "all"): the host transports, then "mpi-native".
 std::vector<std::string> p2pTransportNames();
 // "all" (or empty) -> {"all"}; otherwise the listed names, checked (UsageError naming the known
@@ -128,13 +131,14 @@ struct P2pSummary {
   std::vector<std::string> transports;  // measured, in order
 };
 
-// A prepared benchmark: options checked, transports made. The constructor is collective over
-// comm (transports set up collectively); it throws UsageError for bad options or pairs (the same
-// on every rank), EnvironmentError when a transport named explicitly can't be used here or when
-// none of "all" can. Transports of "all" that can't be used are listed in skipped().
+// A prepared benchmark: options checked, transports taken from the team (set up on their first
+// use, once per team). The constructor is collective over the team; it throws UsageError for bad
+// options or pairs (the same on every rank), EnvironmentError when a transport named explicitly
+// can't be used here or when none of "all" can. Transports of "all" that can't be used are listed
+// in skipped().
 class P2pBench {
  public:
-  P2pBench(Communicator& comm, const P2pOptions& o);
+  P2pBench(Team& team, const P2pOptions& o);
   ~P2pBench();
   P2pBench(const P2pBench&) = delete;
   P2pBench& operator=(const P2pBench&) = delete;
@@ -150,6 +154,6 @@ class P2pBench {
 };
 
 // P2pBench + run, reporting skipped transports through the sink first.
-P2pSummary runP2p(Communicator& comm, const P2pOptions& o, const P2pSink& sink);
+P2pSummary runP2p(Team& team, const P2pOptions& o, const P2pSink& sink);
 
 }  // namespace cb

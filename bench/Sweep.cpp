@@ -107,12 +107,13 @@ double combine(RankCombine how, const std::vector<double>& all, int nranks, int 
   return acc;
 }
 
-void checkOptions(const Communicator& comm, const SweepOptions& o, const Registry& registry) {
-  if (!o.variantOptions.transport.empty()) {
+void checkOptions(Team& team, const SweepOptions& o, const Registry& registry) {
+  const Communicator& comm = team.comm();
+  if (!o.variantOptions.schedule.transport.empty()) {
     auto names = transportNames();
-    if (std::find(names.begin(), names.end(), o.variantOptions.transport) == names.end()) {
-      throw UsageError(fmt::format("unknown transport '{}' (known: {})", o.variantOptions.transport,
-                                   fmt::join(names, ", ")));
+    if (std::find(names.begin(), names.end(), o.variantOptions.schedule.transport) == names.end()) {
+      throw UsageError(fmt::format("unknown transport '{}' (known: {})",
+                                   o.variantOptions.schedule.transport, fmt::join(names, ", ")));
     }
   }
   if (o.collectives.empty()) throw UsageError("no collective to run");
@@ -188,7 +189,7 @@ void checkOptions(const Communicator& comm, const SweepOptions& o, const Registr
       for (const auto* v : matches) {
         CollArgs probe{v->coll, o.dtypes.front(), o.ops.front(), o.root,
                        countForBytes(v->coll, o.dtypes.front(), o.maxBytes, comm.size())};
-        auto reason = v->unsupported ? v->unsupported(comm, probe, o.variantOptions) : std::nullopt;
+        auto reason = v->unsupported ? v->unsupported(team, probe, o.variantOptions) : std::nullopt;
         if (!reason) anyUsable = true;
         if (reason && !why) why = reason;
       }
@@ -199,20 +200,21 @@ void checkOptions(const Communicator& comm, const SweepOptions& o, const Registr
   }
 }
 
-VariantOptions withTransport(Communicator& comm, const SweepOptions& o) {
+VariantOptions withTransport(Team& team, const SweepOptions& o) {
   VariantOptions v = o.variantOptions;
-  if (v.transport.empty()) v.transport = defaultTransport(comm, o.timeoutSeconds);
+  if (v.schedule.transport.empty()) v.schedule.transport = team.defaultTransport();
   return v;
 }
 
 class Engine {
  public:
-  Engine(Communicator& comm, const SweepOptions& o, const SweepSink& sink)
-      : comm_(comm),
+  Engine(Team& team, const SweepOptions& o, const SweepSink& sink)
+      : team_(team),
+        comm_(team.comm()),
         o_(o),
         sink_(sink),
         registry_(o.registry ? *o.registry : Registry::builtin()),
-        variantOptions_(withTransport(comm, o)) {}
+        variantOptions_(withTransport(team, o)) {}
 
   SweepSummary run() {
     validate();
@@ -257,7 +259,7 @@ class Engine {
  private:
   Deadline deadline() const { return Deadline::after(o_.timeoutSeconds); }
 
-  void validate() { validateSweep(comm_, o_); }
+  void validate() { validateSweep(team_, o_); }
 
  private:
   std::vector<const VariantInfo*> variantsFor(Collective c) const {
@@ -275,7 +277,7 @@ class Engine {
   // --transport cuda: hand-written algorithms run by the CUDA executor on device buffers.
   const VariantInfo* onDevice(const VariantInfo* v) const {
 #if defined(COLLBENCH_HAVE_CUDA)
-    if (v->backend == "hand" && variantOptions_.transport == "cuda") {
+    if (v->backend == "hand" && variantOptions_.schedule.transport == "cuda") {
       if (const auto* d = deviceScheduleVariant(v->coll, v->name)) return d;
     }
 #endif
@@ -284,7 +286,7 @@ class Engine {
 
   std::string variantLabel(const VariantInfo& v) const {
     if (v.backend != "hand") return v.name;
-    return v.name + "/" + variantOptions_.transport;
+    return v.name + "/" + variantOptions_.schedule.transport;
   }
 
   void checkInterrupt() {
@@ -365,7 +367,7 @@ class Engine {
                    p,
                    n};
     std::optional<std::string> why;
-    if (v.unsupported) why = v.unsupported(comm_, args, variantOptions_);
+    if (v.unsupported) why = v.unsupported(team_, args, variantOptions_);
     if (auto agreed = agreeOnReason(why)) {
       pr.status = "unsupported";
       pr.message = *agreed;
@@ -379,13 +381,13 @@ class Engine {
     std::optional<std::string> failure, missing;
     try {
       buf = pool_.get(*alloc, v.memory, args, comm_.rank(), n, p);
-      prepared = v.prepare(comm_, args, variantOptions_);
-      if (variantOptions_.graphLaunches > 0 && o_.checkRounds > 0) {
+      prepared = v.prepare(team_, args, variantOptions_);
+      if (variantOptions_.gpu.graphLaunches > 0 && o_.checkRounds > 0) {
         // A graph replays the call N times: in-place reductions would apply N times, so the
         // check rounds use a plain instance (cheap: backends reuse their communicator).
         VariantOptions plain = variantOptions_;
-        plain.graphLaunches = 0;
-        checker = v.prepare(comm_, args, plain);
+        plain.gpu.graphLaunches = 0;
+        checker = v.prepare(team_, args, plain);
       }
     } catch (const EnvironmentError& e) {
       missing = e.what();  // something this machine lacks: unsupported, not failed
@@ -466,7 +468,7 @@ class Engine {
                        buf.recv,
                        o_.timeoutSeconds,
                        injected ? o_.injectDelayUs * 1e-6 : 0.0,
-                       variantOptions_.blockingWait == 1};
+                       variantOptions_.gpu.blockingWait == 1};
 
     int iters = o_.iterations;
     if (o_.timeBudgetSeconds > 0) {
@@ -522,6 +524,7 @@ class Engine {
     if (auto note = prepared.note()) pr.message = *note;
   }
 
+  Team& team_;
   Communicator& comm_;
   const SweepOptions& o_;
   const SweepSink& sink_;
@@ -540,12 +543,12 @@ class Engine {
 
 }  // namespace
 
-void validateSweep(const Communicator& comm, const SweepOptions& o) {
-  checkOptions(comm, o, o.registry ? *o.registry : Registry::builtin());
+void validateSweep(Team& team, const SweepOptions& o) {
+  checkOptions(team, o, o.registry ? *o.registry : Registry::builtin());
 }
 
-SweepSummary runSweep(Communicator& comm, const SweepOptions& o, const SweepSink& sink) {
-  return Engine(comm, o, sink).run();
+SweepSummary runSweep(Team& team, const SweepOptions& o, const SweepSink& sink) {
+  return Engine(team, o, sink).run();
 }
 
 }  // namespace cb

@@ -107,10 +107,12 @@ struct SweepSummary {
 // Checks the options against the world (root in range, variants and transport known, ops valid
 // for the dtypes, a single size that splits); throws UsageError. runSweep calls it too; callers
 // call it first so a bad invocation leaves nothing in the database.
-void validateSweep(const Communicator& comm, const SweepOptions& o);
+// Collective (variants named explicitly are asked whether they can run with this team).
+void validateSweep(Team& team, const SweepOptions& o);
 
-// Collective over comm. Throws UsageError for requested variants that don't exist;
-// variants that can't run here are reported as unsupported points.
-SweepSummary runSweep(Communicator& comm, const SweepOptions& o, const SweepSink& sink);
+// Collective over the team. Throws UsageError for requested variants that don't exist;
+// variants that can't run here are reported as unsupported points. Transports come from the
+// team's cache: a sweep sets each up at most once (on its first point).
+SweepSummary runSweep(Team& team, const SweepOptions& o, const SweepSink& sink);
 
 }  // namespace cb

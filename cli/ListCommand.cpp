@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 
 #include "cli/Command.h"
-#include "cli/RunContext.h"
 #include "cli/Validate.h"
 #include "collectives/Registry.h"
-#include "collectives/transport/Transports.h"
+#include "collectives/Team.h"
+#include "session/World.h"
 
 namespace cb::cli {
 namespace {
@@ -22,17 +22,18 @@ int doList(const ListOptions& o) {
   checkTransportName(o.transport);
   checkRanksPerNode(o.ranksPerNode);
   runInWorld(o.world, [&](Communicator& comm) {
+    Team team(comm);
     const auto& reg = Registry::builtin();
     VariantOptions vo;
-    vo.transport = o.transport;
-    vo.ranksPerNode = o.ranksPerNode;
+    vo.schedule.transport = o.transport;
+    vo.schedule.ranksPerNode = o.ranksPerNode;
     // Every rank evaluates usability (a GPU may be visible on some ranks only); rank 0 prints.
     std::vector<std::string> lines;
     for (Collective c : allCollectives()) {
       lines.push_back(fmt::format("{}:", collectiveName(c)));
       for (const auto* v : reg.forCollective(c)) {
         CollArgs args{c, DataType::kFloat, RedOp::kSum, 0, 1024};
-        auto why = v->unsupported ? v->unsupported(comm, args, vo) : std::nullopt;
+        auto why = v->unsupported ? v->unsupported(team, args, vo) : std::nullopt;
         // GPU variants are in the binary even where no device is: say "built" so users know
         // it is the machine, not the build.
         std::string state = !why                               ? "usable"
@@ -49,9 +50,9 @@ int doList(const ListOptions& o) {
     }
     lines.push_back("transports (hand-written algorithms):");
     for (const auto& t : transportNames()) {
-      auto why = transportUnsupported(t, comm);
+      auto why = team.transportUnsupported(t);
       lines.push_back(fmt::format("  {:<14} {}{}", t, why ? "unusable: " + *why : "usable",
-                                  t == defaultTransport(comm) ? " (default here)" : ""));
+                                  t == team.defaultTransport() ? " (default here)" : ""));
     }
     if (comm.rank() != 0) return;
     fmt::print(

@@ -14,7 +14,6 @@
 #include "cli/RunContext.h"
 #include "cli/Validate.h"
 #include "core/Error.h"
-#include "core/Interrupt.h"
 #include "core/Size.h"
 #include "core/Text.h"
 
@@ -150,74 +149,40 @@ void printDescription(std::FILE* out, const P2pOptions& o, bool allPairs, uint64
 int doP2p(const P2pCliOptions& c) {
   P2pOptions o = toP2p(c);  // bad input fails here, before any rank starts
   const uint64_t matrix = matrixBytes(c, o);
-  installInterruptHandlers();
-  const std::string cmdline = commandLine();
-  int exitCode = 0;
-  runInWorld(c.world, [&](Communicator& comm) {
+  SessionOptions session;
+  session.label = c.label;
+  session.commandLine = commandLine();
+  session.dbPath = c.noDb ? "" : c.db;
+  session.transports.setupSeconds = c.timeout;
+  session.world = c.world;
+  return runMeasuringCommand(session, [&](RunSession& s) {
     P2pOptions mine = o;
-    if (c.allPairs) mine.pairs = allRankPairs(comm.size());
-    std::unique_ptr<P2pBench> bench;
-    try {
-      validatePairs(mine.pairs, comm.size());
-      // A send and a receive buffer of the largest size per rank.
-      const uint64_t buffer = std::max<uint64_t>(mine.maxBytes, 64);
-      checkMemoryOnEveryHost(comm, MemoryNeed{2 * buffer, 0, 0}, mine.maxBytes,
-                             mine.timeoutSeconds);
-      bench = std::make_unique<P2pBench>(comm, mine);
-    } catch (const Error& e) {
-      // Every rank fails alike here: only rank 0 prints the line (one line, not one per rank).
-      bool agreed = e.kind() == ErrorKind::kUsage || e.kind() == ErrorKind::kEnvironment;
-      if (comm.rank() != 0 && agreed) {
-        exitCode = exitCodeFor(e.kind());
-        return;
-      }
-      throw;
-    }
-    RunHeader header = collectHeader(comm, c.label, cmdline);
-    RunStore rs = openRunStore(comm, c.noDb ? "" : c.db, header.record);
-    const bool root = comm.rank() == 0;
+    if (c.allPairs) mine.pairs = allRankPairs(s.team().size());
+    validatePairs(mine.pairs, s.team().size());
+    // A send and a receive buffer of the largest size per rank.
+    const uint64_t buffer = std::max<uint64_t>(mine.maxBytes, 64);
+    checkMemoryOnEveryHost(s.comm(), MemoryNeed{2 * buffer, 0, 0}, mine.maxBytes,
+                           mine.timeoutSeconds);
+    P2pBench bench(s.team(), mine);  // before the run is begun in the database
+    s.beginRun();
+    const bool root = s.root();
     std::FILE* out = stdout;
     P2pReportSet report{TextOut(out)};
     if (root) {
-      printHeader(out, header, nullptr);
+      s.printHeader(out);
       printDescription(out, mine, c.allPairs, matrix);
-      for (const auto& [name, why] : bench->skipped()) report.skipped(name, why);
+      for (const auto& [name, why] : bench.skipped()) report.skipped(name, why);
     }
     P2pSink sink;
     sink.onPoint = [&](const P2pPoint& p) {
       report.add(p);
-      if (rs.store) rs.store->addResult(toRecord(p, rs.runId, mine.statistic));
+      s.addResult(toRecord(p, s.runId(), mine.statistic));
     };
     sink.onPairEnd = [&](RankPair pair) { report.pairEnd(pair); };
-    P2pSummary summary;
-    try {
-      summary = bench->run(sink);
-    } catch (const Error& e) {
-      if (rs.store) {
-        rs.store->finishRun(rs.runId, e.kind() == ErrorKind::kInterrupted ? RunStatus::kInterrupted
-                                                                          : RunStatus::kFailed);
-      }
-      throw;
-    } catch (...) {
-      if (rs.store) rs.store->finishRun(rs.runId, RunStatus::kFailed);
-      throw;
-    }
-    if (!root) return;
-    report.finish(comm.size(), matrix);
-    RunStatus status = summary.interrupted ? RunStatus::kInterrupted : RunStatus::kOk;
-    if (rs.store) {
-      rs.store->finishRun(rs.runId, status);
-      fmt::print(out, "# stored as run {} in {}\n", rs.runId, c.db);
-    }
-    if (summary.interrupted) {
-      exitCode = 130;
-    } else if (summary.wrongTotal > 0) {
-      fmt::print(stderr, "collbench: verification failed: {} byte(s) received wrong\n",
-                 summary.wrongTotal);
-      exitCode = 1;
-    }
+    P2pSummary summary = bench.run(sink);
+    if (root) report.finish(s.team().size(), matrix);
+    return RunOutcome{summary.interrupted, summary.wrongTotal, "byte(s) received wrong"};
   });
-  return exitCode;
 }
 
 }  // namespace

@@ -9,12 +9,13 @@
 
 #include "bench/Report.h"
 #include "bench/Sweep.h"
+#include "bench/TimingLoops.h"
 #include "cli/Command.h"
 #include "cli/Progress.h"
 #include "cli/RunContext.h"
 #include "cli/Validate.h"
+#include "collectives/transport/ShmTransport.h"
 #include "core/Error.h"
-#include "core/Interrupt.h"
 #include "core/Size.h"
 #include "core/Text.h"
 #if defined(COLLBENCH_HAVE_CUDA)
@@ -59,6 +60,17 @@ struct RunOptions {
   WorldOptions world;
 };
 
+// --zero-copy: a size, or off (never).
+size_t zeroCopyBytes(const RunOptions& o) {
+  if (o.zeroCopy.empty()) return kDefaultZeroCopyBytes;
+  if (o.zeroCopy == "off") return SIZE_MAX;
+  try {
+    return parseSize(o.zeroCopy);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--zero-copy: {} (a size such as 64K, or off)", e.what()));
+  }
+}
+
 SweepOptions toSweep(const RunOptions& o) {
   SweepOptions s;
   s.collectives = parseCollectiveList(o.collectives);
@@ -97,22 +109,13 @@ SweepOptions toSweep(const RunOptions& o) {
   } else if (o.placement != "both") {
     throw UsageError(fmt::format("--placement '{}' is not one of out, in, both", o.placement));
   }
-  s.variantOptions.transport = o.transport;
-  s.variantOptions.chunkBytes = o.chunk.empty() ? 0 : parseSize(o.chunk);
-  if (o.zeroCopy == "off") {
-    s.variantOptions.zeroCopyBytes = SIZE_MAX;
-  } else if (!o.zeroCopy.empty()) {
-    try {
-      s.variantOptions.zeroCopyBytes = parseSize(o.zeroCopy);
-    } catch (const UsageError& e) {
-      throw UsageError(fmt::format("--zero-copy: {} (a size such as 64K, or off)", e.what()));
-    }
-  }
-  s.variantOptions.ranksPerNode = o.ranksPerNode;
+  s.variantOptions.schedule.transport = o.transport;
+  s.variantOptions.schedule.chunkBytes = o.chunk.empty() ? 0 : parseSize(o.chunk);
+  s.variantOptions.schedule.ranksPerNode = o.ranksPerNode;
   s.reference = o.reference;
-  s.variantOptions.blockingWait = o.blocking;
-  s.variantOptions.graphLaunches = o.graph;
-  s.variantOptions.bufferRegistration = o.registration;
+  s.variantOptions.gpu.blockingWait = o.blocking;
+  s.variantOptions.gpu.graphLaunches = o.graph;
+  s.variantOptions.gpu.bufferRegistration = o.registration;
   s.variantOptions.prepareTimeoutSeconds = o.timeout;
   if (o.blocking < 0 || o.blocking > 1) throw UsageError("-z takes 0 or 1");
   if (o.graph < 0) throw UsageError("-G must not be negative");
@@ -132,6 +135,23 @@ SweepOptions toSweep(const RunOptions& o) {
     if (parts.size() > 2) s.injectDelaySize = parseSize(parts[2]);
   }
   return s;
+}
+
+// The header lines that describe the sweep (between the libraries and the fingerprint).
+std::vector<std::string> sweepDescription(const SweepOptions& sweep) {
+  std::vector<std::string> lines{fmt::format(
+      "# sizes {}..{} B, -n {} -w {} -c {} -N {}; time = {} over iterations of the {} over ranks "
+      "(-a {})",
+      sweep.minBytes, sweep.maxBytes, sweep.iterations, sweep.warmup, sweep.checkRounds,
+      sweep.cycles, statisticName(sweep.statistic), rankCombineName(sweep.combine),
+      static_cast<int>(sweep.combine))};
+  lines.push_back(fmt::format("# timing {}", timingModeDescription(sweep.timing)));
+  if (sweep.timeBudgetSeconds > 0) {
+    lines.push_back(
+        fmt::format("# adaptive: {:g} s per point picks the iteration count (-n ignored)",
+                    sweep.timeBudgetSeconds));
+  }
+  return lines;
 }
 
 std::map<std::string, std::string> headerFields(const RunRecord& r) {
@@ -155,6 +175,7 @@ int doRun(const RunOptions& o) {
   parseSideMetric(o.sideMetric);
   if (!o.json.empty()) checkOutputFile(o.json, "--json");
   if (!o.csv.empty()) checkOutputFile(o.csv, "--csv");
+  const size_t zeroCopy = zeroCopyBytes(o);
   // NCCL algorithm x protocol variants are added on request, each a column of its own.
   Registry registry = Registry::builtin();
   if (!o.ncclAlgo.empty() || !o.ncclProto.empty()) {
@@ -191,72 +212,52 @@ int doRun(const RunOptions& o) {
     throw EnvironmentError("--nccl-choice needs the GPU path, which is not in this build");
 #endif
   }
-  installInterruptHandlers();
-  const std::string cmdline = commandLine();
-  int exitCode = 0;
-  runInWorld(o.world, [&](Communicator& comm) {
-    validateSweep(comm, sweep);  // before the run is begun in the database
-    checkInjectDelayTarget(comm, sweep);
+  SessionOptions session;
+  session.label = o.label;
+  session.commandLine = commandLine();
+  session.dbPath = o.noDb ? "" : o.db;
+  session.transports.setupSeconds = o.timeout;
+  session.transports.shmZeroCopyBytes = zeroCopy;
+  session.world = o.world;
+  return runMeasuringCommand(session, [&](RunSession& s) {
+    validateSweep(s.team(), sweep);  // before the run is begun in the database
+    checkInjectDelayTarget(s.comm(), sweep);
     // Sizes that cannot fit are refused here, not met by the kernel's out-of-memory killer.
-    const std::string memory = checkSweepMemory(comm, sweep);
-    if (!o.sideBaseline.empty()) checkNamesVariant(comm, sweep, o.sideBaseline, "--side-baseline");
-    RunHeader header = collectHeader(comm, o.label, cmdline);
-    RunStore rs = openRunStore(comm, o.noDb ? "" : o.db, header.record);
-    const bool root = comm.rank() == 0;
+    const std::string memory = checkSweepMemory(s.comm(), sweep);
+    if (!o.sideBaseline.empty()) {
+      checkNamesVariant(s.comm(), sweep, o.sideBaseline, "--side-baseline");
+    }
+    s.beginRun();
+    const bool root = s.root();
     std::FILE* out = stdout;
     NcclTestsTableOptions placements{sweep.outOfPlace, sweep.inPlace};
-    ReportSet report(out, o.format, o.sideMetric, comm.size(), placements);
+    ReportSet report(out, o.format, o.sideMetric, s.team().size(), placements);
     if (!o.sideBaseline.empty()) report.setSideBaseline(o.sideBaseline);
     std::vector<PointResult> all;
     if (root && o.format != "none") {
-      printHeader(out, header, &sweep);
-      fmt::print(out, "# {}\n#\n", memory);
+      auto lines = sweepDescription(sweep);
+      lines.push_back("# " + memory);
+      s.printHeader(out, lines);
     }
-    ProgressLine progress(sweep, comm.size(), root);  // on a terminal only
+    ProgressLine progress(sweep, s.team().size(), root);  // on a terminal only
     SweepSink sink;
     sink.onPoint = [&](const PointResult& p) {
       progress.clear();
       report.add(p);
       if (!o.json.empty() || !o.csv.empty()) all.push_back(p);
-      if (rs.store) rs.store->addResult(toRecord(p, rs.runId, sweep.statistic));
+      s.addResult(toRecord(p, s.runId(), sweep.statistic));
       progress.pointDone();
     };
     sink.onGroupEnd = [&] { report.endGroup(); };
-    SweepSummary summary;
-    try {
-      summary = runSweep(comm, sweep, sink);
-    } catch (...) {
-      // A signal that arrived mid-collective surfaces as an InterruptedError, or as a peer's
-      // failure when the launcher stops the other ranks first: either way the run was
-      // interrupted, and what it measured is kept.
-      bool interrupted = interruptRequested();
-      if (rs.store) {
-        rs.store->finishRun(rs.runId, interrupted ? RunStatus::kInterrupted : RunStatus::kFailed);
-      }
-      if (interrupted) {
-        throw InterruptedError(fmt::format("interrupted by signal {}", interruptSignal()));
-      }
-      throw;
+    SweepSummary summary = runSweep(s.team(), sweep, sink);
+    if (root) {
+      progress.clear();
+      report.finish(summary);
+      if (!o.json.empty()) writeJsonFile(o.json, headerFields(s.record()), all);
+      if (!o.csv.empty()) writeCsvFile(o.csv, all);
     }
-    if (!root) return;
-    progress.clear();
-    report.finish(summary);
-    if (!o.json.empty()) writeJsonFile(o.json, headerFields(header.record), all);
-    if (!o.csv.empty()) writeCsvFile(o.csv, all);
-    RunStatus status = summary.interrupted ? RunStatus::kInterrupted : RunStatus::kOk;
-    if (rs.store) {
-      rs.store->finishRun(rs.runId, status);
-      fmt::print(out, "# stored as run {} in {}\n", rs.runId, o.db);
-    }
-    if (summary.interrupted) {
-      exitCode = 130;
-    } else if (summary.wrongTotal > 0) {
-      fmt::print(stderr, "collbench: verification failed: {} wrong element(s)\n",
-                 summary.wrongTotal);
-      exitCode = 1;
-    }
+    return RunOutcome{summary.interrupted, summary.wrongTotal, "wrong element(s)"};
   });
-  return exitCode;
 }
 
 }  // namespace

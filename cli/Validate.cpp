@@ -1,7 +1,5 @@
 #include "cli/Validate.h"
 
-#include "cli/RunContext.h"
-
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,11 +16,11 @@
 #include "core/Error.h"
 #include "core/Size.h"
 #include "core/Text.h"
+#include "session/World.h"
 
 namespace cb::cli {
 namespace {
 
-constexpr int kMaxLocalRanks = 1024;
 constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
 constexpr size_t kMaxLabelBytes = 200;
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/transport/ShmTransport.h"
+#include "collectives/Team.h"
 #include "core/Buffer.h"
 #include "core/Clock.h"
 #include "core/Collective.h"
@@ -17,17 +17,26 @@
 
 namespace cb {
 
-// Options that shape how a variant runs; parsed by the CLI.
-struct VariantOptions {
-  std::string transport;  // "" = the default for the world
+// Options of the hand-written algorithms (backend "hand": schedules run by an executor).
+struct ScheduleOptions {
+  std::string transport;  // host executor's transport; "" = the team's default
   size_t chunkBytes = 0;  // pipelining chunk for algorithms that pipeline (0 = default)
   int ranksPerNode = 0;   // hierarchical algorithms: emulate nodes of this size (0 = hosts)
-  // shm transport: messages from this size up are read in place by the receiver (SIZE_MAX: off)
-  size_t zeroCopyBytes = kDefaultZeroCopyBytes;
-  // GPU variants (collectives/nccl), with nccl-tests' flags:
+};
+
+// Options of the GPU variants (collectives/nccl), with nccl-tests' flags.
+struct GpuLaunchOptions {
   int blockingWait = 0;        // -z 1: nccl-tests loop waits and barriers after each call
   int graphLaunches = 0;       // -G N: CUDA graphs, N launches (collectives/nccl/GpuOptions.h)
   int bufferRegistration = 0;  // -R: 0 none, 1 ncclCommRegister, 2 symmetric windows
+};
+
+// What the CLI parsed for every family, one part per family: each family's unsupported() and
+// prepare() read their own part (and the deadline), nothing else. (The vendor MPI backend has no
+// options.)
+struct VariantOptions {
+  ScheduleOptions schedule;
+  GpuLaunchOptions gpu;
   double prepareTimeoutSeconds = 300;  // deadline for prepare() (NCCL init, bootstrap); -T
 };
 
@@ -65,12 +74,13 @@ struct VariantInfo {
   MemoryKind memory = MemoryKind::kHost;
   // Allocator for this variant's buffers on a given rank (null: pageable host memory).
   std::function<std::unique_ptr<BufferAllocator>(const Communicator&)> allocator;
-  // Why it can't run in this world or for these args (std::nullopt: it can).
-  std::function<std::optional<std::string>(const Communicator&, const CollArgs&,
-                                           const VariantOptions&)>
+  // Why it can't run with this team or for these args (std::nullopt: it can). May be collective
+  // (the default transport is found once per team): every rank asks in the same order.
+  std::function<std::optional<std::string>(Team&, const CollArgs&, const VariantOptions&)>
       unsupported;
-  std::function<std::unique_ptr<PreparedCollective>(Communicator&, const CollArgs&,
-                                                    const VariantOptions&)>
+  // Binds the variant to the team and a size. Collective. Uses the team's cached transports:
+  // nothing a run sets up once is set up here again.
+  std::function<std::unique_ptr<PreparedCollective>(Team&, const CollArgs&, const VariantOptions&)>
       prepare;
 };
 

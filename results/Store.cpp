@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "core/Error.h"
+#include "core/HostMap.h"
 #include "core/Text.h"
 #include "results/Sqlite.h"
 
@@ -445,12 +446,6 @@ void prepareDatabase(sqlite3* db, const std::string& path) {
 
 }  // namespace
 
-std::string localHostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0) return "localhost";
-  return name;
-}
-
 std::string utcTimestamp() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -532,7 +527,7 @@ int64_t Store::beginRun(const RunRecord& run) {
   if (r.startedAt.empty()) r.startedAt = utcTimestamp();
   if (r.status == RunStatus::kRunning && r.pid == 0) {
     r.pid = ::getpid();
-    if (r.host.empty()) r.host = localHostName();
+    if (r.host.empty()) r.host = hostName();
   }
   Transaction tx(db_);
   Statement s(db_,
@@ -596,7 +591,7 @@ void Store::reapDeadRuns() {
   std::vector<int64_t> dead;
   {
     Statement s(db_, "SELECT id, pid FROM runs WHERE status = 'running' AND host = ?1");
-    s.bind(1, localHostName());
+    s.bind(1, hostName());
     while (s.step()) {
       if (processGone(s.int64At(1))) dead.push_back(s.int64At(0));
     }

@@ -62,8 +62,6 @@ struct PruneReport {
   int64_t results = 0;          // their results (samples go with them)
 };
 
-// This host's name (gethostname), as recorded in RunRecord::host and compared by reapDeadRuns.
-std::string localHostName();
 // Now as ISO-8601 UTC with seconds, "2025-03-01T12:34:56Z" (the form of startedAt).
 std::string utcTimestamp();
 

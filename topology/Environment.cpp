@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/Error.h"
+#include "core/HostMap.h"
 #include "core/Text.h"
 
 extern char** environ;
@@ -137,8 +138,7 @@ void appendLengthPrefixed(std::string& out, std::string_view s) {
 
 HostInfo readHostInfo() {
   HostInfo h;
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) == 0) h.hostname = name;
+  h.hostname = hostName();
   struct utsname u {};
   if (uname(&u) == 0) h.kernel = u.release;
   try {

@@ -245,12 +245,14 @@ void registerMpiVariants(Registry& r) {
     v.backend = "mpi";
     v.description = doc.description;
     v.memory = MemoryKind::kHost;
-    v.unsupported = mpiUnsupported;
-    v.prepare = [](Communicator& comm, const CollArgs& args, const VariantOptions& opts) {
-      if (auto why = mpiUnsupported(comm, args, opts)) {
+    v.unsupported = [](Team& team, const CollArgs& args, const VariantOptions& opts) {
+      return mpiUnsupported(team.comm(), args, opts);
+    };
+    v.prepare = [](Team& team, const CollArgs& args, const VariantOptions& opts) {
+      if (auto why = mpiUnsupported(team.comm(), args, opts)) {
         throw UsageError(fmt::format("mpi {}: {}", collectiveName(args.coll), *why));
       }
-      return std::unique_ptr<PreparedCollective>(new MpiCollective(comm, args));
+      return std::unique_ptr<PreparedCollective>(new MpiCollective(team.comm(), args));
     };
     r.add(std::move(v));
   }

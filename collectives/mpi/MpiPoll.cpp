@@ -1,12 +1,14 @@
 // Test loops with deadlines for MPI requests (see MpiPoll.h for the waiting strategy).
 #include "collectives/mpi/MpiPoll.h"
 
+#include <fmt/format.h>
 #include <sched.h>
 
 #include <chrono>
 #include <thread>
 
 #include "collectives/mpi/MpiWorld.h"
+#include "core/Error.h"
 #include "core/Interrupt.h"
 
 namespace cb::mpi_detail {
@@ -94,6 +96,10 @@ void abandonPointToPoint(std::span<MPI_Request> reqs) {
   for (auto& r : reqs) {
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
   }
+}
+
+void throwInterrupted(const std::string& what) {
+  throw InterruptedError(fmt::format("{} interrupted by signal {}", what, interruptSignal()));
 }
 
 bool mpiFinalized() {

@@ -5,8 +5,10 @@
 // does not burn a whole core.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
+#include <string>
 
 #include "collectives/mpi/MpiWorld.h"  // <mpi.h>, C API only
 #include "core/Clock.h"
@@ -32,5 +34,17 @@ void abandonPointToPoint(std::span<MPI_Request> reqs);
 
 // True once MPI_Finalize has run (destructors must then not call MPI).
 bool mpiFinalized();
+
+// MPI counts are ints: messages go in chunks of at most 1 GiB.
+inline constexpr size_t kMaxChunk = size_t{1} << 30;
+inline size_t chunkCount(size_t bytes) {
+  return std::max<size_t>(1, (bytes + kMaxChunk - 1) / kMaxChunk);
+}
+inline int chunkBytes(size_t bytes, size_t chunk) {
+  return static_cast<int>(std::min(kMaxChunk, bytes - chunk * kMaxChunk));
+}
+
+// Throws InterruptedError("<what> interrupted by signal N").
+[[noreturn]] void throwInterrupted(const std::string& what);
 
 }  // namespace cb::mpi_detail

@@ -17,7 +17,6 @@
 #include <mpi.h>
 
 #include "core/Communicator.h"
-#include "core/Transport.h"
 
 namespace cb {
 
@@ -51,7 +50,6 @@ constexpr int kMpiScheduleTag = 32767;
 MPI_Comm mpiCommOf(const Communicator& comm);
 // Wraps a duplicate of `comm`.
 std::unique_ptr<Communicator> makeMpiCommunicator(MPI_Comm comm);
-std::unique_ptr<Transport> makeMpiTransport(Communicator& comm);
 // Throws MpiError("<what>: <MPI error string>") unless rc == MPI_SUCCESS.
 void checkMpi(int rc, const char* what);
 

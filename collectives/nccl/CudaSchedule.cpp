@@ -259,8 +259,9 @@ VariantInfo makeCudaScheduleVariant(const AlgorithmInfo& algo, std::string name)
   info.allocator = [](const Communicator& comm) {
     return makeGpuAllocator(comm, MemoryKind::kDevice);
   };
-  info.unsupported = [algo](const Communicator& comm, const CollArgs& args,
+  info.unsupported = [algo](Team& team, const CollArgs& args,
                             const VariantOptions& o) -> std::optional<std::string> {
+    const Communicator& comm = team.comm();
     if (auto why = gpuUnavailableReason()) return why;
     if (!redOpValidFor(args.op, args.dtype)) {
       return fmt::format("{} is not defined for {}", redOpName(args.op), dataTypeName(args.dtype));
@@ -269,15 +270,16 @@ VariantInfo makeCudaScheduleVariant(const AlgorithmInfo& algo, std::string name)
       return fmt::format("root {} is not a rank of {}", args.root, comm.size());
     }
     if (algo.unsupported) {
-      if (auto why = algo.unsupported(comm.size(), args, algoOptions(args, o))) return why;
+      if (auto why = algo.unsupported(comm.size(), args, algoOptions(args, o.schedule))) return why;
     }
     auto choice = chooseDevice(comm);
     if (choice.device < 0) return choice.reason;
     return std::nullopt;
   };
-  info.prepare = [algo](Communicator& comm, const CollArgs& args, const VariantOptions& o) {
-    auto schedule = algo.build(comm.rank(), comm.size(), args, algoOptionsFor(comm, args, o));
-    return prepareCudaSchedule(comm, args, std::move(schedule), o);
+  info.prepare = [algo](Team& team, const CollArgs& args, const VariantOptions& o) {
+    auto schedule =
+        algo.build(team.rank(), team.size(), args, algoOptionsFor(team, args, o.schedule));
+    return prepareCudaSchedule(team.comm(), args, std::move(schedule), o);
   };
   return info;
 }

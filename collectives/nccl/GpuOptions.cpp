@@ -8,21 +8,22 @@
 namespace cb {
 
 GpuOptions gpuOptionsFrom(const VariantOptions& o) {
-  if (o.blockingWait != 0 && o.blockingWait != 1) {
-    throw UsageError(fmt::format("-z/--blocking must be 0 or 1, not {}", o.blockingWait));
+  if (o.gpu.blockingWait != 0 && o.gpu.blockingWait != 1) {
+    throw UsageError(fmt::format("-z/--blocking must be 0 or 1, not {}", o.gpu.blockingWait));
   }
-  if (o.graphLaunches < 0) {
-    throw UsageError(fmt::format("-G/--cudagraph must be >= 0, not {}", o.graphLaunches));
+  if (o.gpu.graphLaunches < 0) {
+    throw UsageError(fmt::format("-G/--cudagraph must be >= 0, not {}", o.gpu.graphLaunches));
   }
-  if (o.bufferRegistration < 0 || o.bufferRegistration > 2) {
+  if (o.gpu.bufferRegistration < 0 || o.gpu.bufferRegistration > 2) {
     throw UsageError(
-        fmt::format("-R/--local-register must be 0, 1 or 2, not {}", o.bufferRegistration));
+        fmt::format("-R/--local-register must be 0, 1 or 2, not {}", o.gpu.bufferRegistration));
   }
   if (!(o.prepareTimeoutSeconds > 0)) {
     throw UsageError(
         fmt::format("the set-up timeout must be > 0 s, not {}", o.prepareTimeoutSeconds));
   }
-  return {o.blockingWait, o.graphLaunches, o.bufferRegistration, o.prepareTimeoutSeconds};
+  return {o.gpu.blockingWait, o.gpu.graphLaunches, o.gpu.bufferRegistration,
+          o.prepareTimeoutSeconds};
 }
 
 double perCallSeconds(float elapsedMs, int calls) {

@@ -1,5 +1,6 @@
 // How GPU variants run a call, as nccl-tests' flags set it. The CLI parses them into
-// cb::VariantOptions (blockingWait, graphLaunches, bufferRegistration, prepareTimeoutSeconds);
+// cb::VariantOptions (gpu.blockingWait, gpu.graphLaunches, gpu.bufferRegistration,
+// prepareTimeoutSeconds);
 // gpuOptionsFrom() validates and copies them here.
 //
 //   -z blockingWait        nccl-tests' -z 1: in the nccl-tests timing loop, wait for each call and

@@ -389,11 +389,11 @@ std::optional<std::string> ncclUnsupportedReason(const Communicator& comm, const
   if (hasRoot(args.coll) && (args.root < 0 || args.root >= comm.size())) {
     return fmt::format("root {} is not a rank of {}", args.root, comm.size());
   }
-  if (options.bufferRegistration == 2 && (!kHaveWindows || ncclRuntimeVersion() < 22700)) {
+  if (options.gpu.bufferRegistration == 2 && (!kHaveWindows || ncclRuntimeVersion() < 22700)) {
     return fmt::format("symmetric windows (-R 2) need NCCL >= 2.27 (built with {}, running {})",
                        NCCL_VERSION_CODE, ncclRuntimeVersion());
   }
-  if (options.bufferRegistration == 1 && ncclRuntimeVersion() < 21900) {
+  if (options.gpu.bufferRegistration == 1 && ncclRuntimeVersion() < 21900) {
     return "buffer registration (-R 1) needs NCCL >= 2.19";
   }
   auto choice = chooseDevice(comm);
@@ -428,13 +428,12 @@ void registerNcclPlanVariants(Registry& r, const std::vector<NcclVariantSpec>& p
     for (Collective c : allCollectives()) {
       VariantInfo v = ncclVariant(
           c, spec.name, fmt::format("{}, forced {}", describe(c), ncclEnvText(spec.env)), spec.env);
-      v.unsupported = [spec](const Communicator& comm, const CollArgs& args,
+      v.unsupported = [spec](Team& team, const CollArgs& args,
                              const VariantOptions& o) -> std::optional<std::string> {
-        if (auto why = ncclUnsupportedReason(comm, args, o)) return why;
-        // Collective (every rank asks, in the same order): do all ranks share one host?
-        bool oneHost = allRanksOnOneHost(const_cast<Communicator&>(comm),
-                                         Deadline::after(o.prepareTimeoutSeconds));
-        return ncclPlanRefusal(spec, args.coll, args.dtype, args.op, o.bufferRegistration, oneHost);
+        if (auto why = ncclUnsupportedReason(team.comm(), args, o)) return why;
+        // Whether all ranks share one host: the team's host map knows (no message).
+        return ncclPlanRefusal(spec, args.coll, args.dtype, args.op, o.gpu.bufferRegistration,
+                               team.hosts().oneHost());
       };
       r.add(std::move(v));
     }

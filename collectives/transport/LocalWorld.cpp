@@ -22,8 +22,6 @@
 namespace cb {
 namespace {
 
-constexpr int kScheduleTag = -1;  // tag of Transport::exchange traffic; user tags are >= 0
-
 struct Post {
   int src;
   int tag;
@@ -71,7 +69,7 @@ struct LocalShared {
   throw Error(ErrorKind::kInternal, "aborted: another rank of the local world failed");
 }
 
-class LocalComm final : public Communicator {
+class LocalComm final : public Communicator, public LocalExchange {
  public:
   LocalComm(std::shared_ptr<LocalShared> shared, int rank)
       : shared_(std::move(shared)), rank_(rank) {}
@@ -159,7 +157,7 @@ class LocalComm final : public Communicator {
   }
 
   void exchangeTagged(std::span<const SendOp> sends, std::span<const RecvOp> recvs, int tag,
-                      Deadline d);
+                      Deadline d) override;
   // Before giving up on a timed-out exchange: take back the posts nobody took, and wait for the
   // ones a receiver is copying right now, so no one reads this stack frame after we leave.
   void withdrawPosts(std::vector<Post>& posts, std::span<const SendOp> sends);
@@ -297,20 +295,6 @@ void LocalComm::withdrawPosts(std::vector<Post>& posts, std::span<const SendOp> 
   });
 }
 
-class LocalTransport final : public Transport {
- public:
-  explicit LocalTransport(LocalComm& comm) : comm_(comm) {}
-  std::string_view name() const override { return "local"; }
-  int rank() const override { return comm_.rank(); }
-  int size() const override { return comm_.size(); }
-  void exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Deadline d) override {
-    comm_.exchangeTagged(sends, recvs, kScheduleTag, d);
-  }
-
- private:
-  LocalComm& comm_;
-};
-
 }  // namespace
 
 void LocalWorld::run(int nranks, const std::function<void(Communicator&)>& fn) {
@@ -335,12 +319,6 @@ void LocalWorld::run(int nranks, const std::function<void(Communicator&)>& fn) {
   body(0);  // rank 0 runs on the calling thread (it prints and writes the database)
   for (auto& t : threads) t.join();
   if (int f = firstFailed.load(); f >= 0) std::rethrow_exception(errors[f]);
-}
-
-std::unique_ptr<Transport> makeLocalTransport(Communicator& comm) {
-  auto* local = dynamic_cast<LocalComm*>(&comm);
-  if (!local) throw UsageError("the local transport needs a local (threads) world");
-  return std::make_unique<LocalTransport>(*local);
 }
 
 }  // namespace cb

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 
 #include "core/Communicator.h"
 #include "core/Transport.h"
@@ -17,8 +18,13 @@ class LocalWorld {
   static void run(int nranks, const std::function<void(Communicator&)>& fn);
 };
 
-// The zero-copy transport of a local communicator: a receiver reads (or reduces from) the
-// sender's buffer directly. Throws UsageError if comm is not a local communicator.
-std::unique_ptr<Transport> makeLocalTransport(Communicator& comm);
+// What the local transport (LocalTransport.h) uses of a local communicator: the rendezvous
+// exchange of a whole phase under a tag of its own. Every communicator LocalWorld makes has it.
+class LocalExchange {
+ public:
+  virtual ~LocalExchange() = default;
+  virtual void exchangeTagged(std::span<const SendOp> sends, std::span<const RecvOp> recvs, int tag,
+                              Deadline d) = 0;
+};
 
 }  // namespace cb

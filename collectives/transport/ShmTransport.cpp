@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "core/Error.h"
+#include "core/HostMap.h"
 #include "core/Interrupt.h"
 #include "core/Reduce.h"
 #include "core/SharedMemory.h"
@@ -297,8 +298,17 @@ class ShmTransport final : public Transport {
   int yieldPasses_ = kYieldPasses;
   size_t zeroCopyBytes_;  // SIZE_MAX: zero copy off
   uint64_t zeroCopySends_ = 0;
-  // Peers' shareable regions mapped here, by (peer, region id); kept for the transport's life.
-  std::map<std::pair<int, uint64_t>, PeerMapping> peerMaps_;
+  // Peers' shareable regions mapped here, by (peer, region id). A transport lives as long as
+  // the run (the team caches it) while buffers come and go, so a mapping not used for a while is
+  // dropped once there are more than kMaxPeerMappings: a mapping keeps the peer's freed memory
+  // alive. Never one the current exchange uses.
+  struct Mapped {
+    PeerMapping mapping;
+    uint64_t lastExchange;
+  };
+  static constexpr size_t kMaxPeerMappings = 32;
+  std::map<std::pair<int, uint64_t>, Mapped> peerMaps_;
+  uint64_t exchanges_ = 0;
 };
 
 ShmTransport::ShmTransport(Communicator& comm, const ShmOptions& o)
@@ -415,8 +425,17 @@ const std::byte* ShmTransport::peerMemory(int peer, const SharedRegionRef& ref, 
   }
   auto key = std::make_pair(peer, ref.id);
   auto it = peerMaps_.find(key);
-  if (it == peerMaps_.end()) it = peerMaps_.emplace(key, PeerMapping(ref)).first;
-  return it->second.base() + ref.offset;
+  if (it == peerMaps_.end()) {
+    if (peerMaps_.size() >= kMaxPeerMappings) {
+      auto oldest = std::min_element(peerMaps_.begin(), peerMaps_.end(), [](auto& a, auto& b) {
+        return a.second.lastExchange < b.second.lastExchange;
+      });
+      if (oldest->second.lastExchange < exchanges_) peerMaps_.erase(oldest);
+    }
+    it = peerMaps_.emplace(key, Mapped{PeerMapping(ref), exchanges_}).first;
+  }
+  it->second.lastExchange = exchanges_;
+  return it->second.mapping.base() + ref.offset;
 }
 
 bool ShmTransport::progressSend(const SendOp& op, OpState& st) {
@@ -564,6 +583,7 @@ void ShmTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
   if (broken_) {
     throw InternalError("shm transport used again after an exchange failed midway");
   }
+  ++exchanges_;
   for (const auto& s : sends) {
     if (s.peer < 0 || s.peer >= size_) {
       throw InternalError(fmt::format("shm send to rank {} outside 0..{}", s.peer, size_ - 1));
@@ -630,12 +650,6 @@ void ShmTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
 
 }  // namespace
 
-std::string hostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
-  return buf;
-}
-
 size_t cpusInUnion(const std::vector<std::string>& masks) {
   std::string all;
   for (const auto& m : masks) {
@@ -645,12 +659,6 @@ size_t cpusInUnion(const std::vector<std::string>& masks) {
     }
   }
   return static_cast<size_t>(std::count(all.begin(), all.end(), '1'));
-}
-
-bool allRanksOnOneHost(Communicator& comm, Deadline d) {
-  auto hosts = comm.allgatherStrings(hostName(), d);
-  return !hosts[0].empty() &&
-         std::all_of(hosts.begin(), hosts.end(), [&](const auto& h) { return h == hosts[0]; });
 }
 
 std::unique_ptr<Transport> makeShmTransport(Communicator& comm, const ShmOptions& opts) {

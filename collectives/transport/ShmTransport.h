@@ -31,12 +31,6 @@ struct ShmOptions {
   double setupSeconds = 60;  // deadline of the set-up collectives
 };
 
-// This machine's host name ("" if unknown).
-std::string hostName();
-// True on every rank when all ranks of `comm` run on one host. Collective: one allgather of the
-// host names.
-bool allRanksOnOneHost(Communicator& comm, Deadline d);
-
 // The number of CPUs in the union of affinity masks given as one '0'/'1' character per CPU id.
 // The transport compares it with the number of ranks: more ranks than CPUs means oversubscribed,
 // and then idle ranks yield at once instead of spinning.

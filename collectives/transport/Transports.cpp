@@ -1,8 +1,12 @@
 #include "collectives/transport/Transports.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "collectives/mpi/MpiNativeTransport.h"
+#include "collectives/mpi/MpiTransport.h"
 #include "collectives/mpi/MpiWorld.h"
+#include "collectives/transport/LocalTransport.h"
 #include "collectives/transport/LocalWorld.h"
 #include "collectives/transport/ShmTransport.h"
 #include "collectives/transport/UcxTransport.h"
@@ -12,19 +16,6 @@
 #endif
 
 namespace cb {
-namespace {
-
-// The checks take a const communicator (that is what the registry hands them), but agreeing
-// across ranks means talking: the collectives change no state of the communicator that callers
-// could observe.
-Communicator& talk(const Communicator& comm) { return const_cast<Communicator&>(comm); }
-
-bool oneHost(const Communicator& comm, double seconds) {
-  if (comm.worldKind() == WorldKind::kLocal) return true;
-  return allRanksOnOneHost(talk(comm), Deadline::after(seconds));
-}
-
-}  // namespace
 
 std::vector<std::string> transportNames() {
 #if defined(COLLBENCH_HAVE_CUDA)
@@ -34,22 +25,26 @@ std::vector<std::string> transportNames() {
 #endif
 }
 
-std::optional<std::string> transportUnsupported(const std::string& name, const Communicator& comm,
-                                                double setupSeconds) {
+std::vector<std::string> pointToPointTransportNames() {
+  return {"local", "mpi", "shm", "ucx", std::string(kMpiNativeTransport)};
+}
+
+std::optional<std::string> transportUnsupported(const std::string& name, WorldKind kind,
+                                                const HostMap& hosts) {
   if (name == "local") {
-    if (comm.worldKind() != WorldKind::kLocal) {
+    if (kind != WorldKind::kLocal) {
       return std::string("the local transport needs a local (threads) world");
     }
     return std::nullopt;
   }
-  if (name == "mpi") {
-    if (comm.worldKind() != WorldKind::kMpi) {
-      return std::string("the mpi transport needs an MPI world (run under mpirun)");
+  if (name == "mpi" || name == kMpiNativeTransport) {
+    if (kind != WorldKind::kMpi) {
+      return fmt::format("the {} transport needs an MPI world (run under mpirun)", name);
     }
     return std::nullopt;
   }
   if (name == "shm") {
-    if (!oneHost(comm, setupSeconds)) {
+    if (kind != WorldKind::kLocal && !hosts.oneHost()) {
       return std::string("the shm transport needs all ranks on one host");
     }
     return std::nullopt;
@@ -62,20 +57,21 @@ std::optional<std::string> transportUnsupported(const std::string& name, const C
   // over NCCL point-to-point (collectives/nccl/CudaSchedule.h).
   if (name == "cuda") return gpuUnavailableReason();
 #endif
-  return fmt::format("unknown transport '{}' (known: {})", name, fmt::join(transportNames(), ", "));
+  return fmt::format("unknown transport '{}' (known: {})", name,
+                     fmt::join(pointToPointTransportNames(), ", "));
 }
 
-std::string defaultTransport(const Communicator& comm, double setupSeconds) {
+std::string defaultTransport(Communicator& comm, const HostMap& hosts, Deadline d) {
   if (comm.worldKind() == WorldKind::kLocal) return "local";
-  if (oneHost(comm, setupSeconds)) return "shm";
+  if (hosts.oneHost()) return "shm";
   bool ucxBroken = ucxUnavailable().has_value();
-  if (!talk(comm).anyTrue(ucxBroken, Deadline::after(setupSeconds))) return "ucx";
+  if (!comm.anyTrue(ucxBroken, d)) return "ucx";
   return "mpi";
 }
 
 std::unique_ptr<Transport> makeTransport(const std::string& name, Communicator& comm,
-                                         const TransportOptions& o) {
-  if (auto why = transportUnsupported(name, comm, o.setupSeconds)) throw UsageError(*why);
+                                         const HostMap& hosts, const TransportOptions& o) {
+  if (auto why = transportUnsupported(name, comm.worldKind(), hosts)) throw UsageError(*why);
   if (name == "cuda") {
     throw InternalError(
         "the cuda transport has no host side: schedules run on it through "
@@ -93,6 +89,7 @@ std::unique_ptr<Transport> makeTransport(const std::string& name, Communicator& 
     ucx.setupSeconds = o.setupSeconds;
     return makeUcxTransport(comm, ucx);
   }
+  if (name == kMpiNativeTransport) return makeMpiNativeTransport(comm);
   return makeMpiTransport(comm);
 }
 

@@ -1,38 +1,47 @@
-// Transport selection by name for the host executor: "local" (threads, zero-copy), "mpi" (MPI
-// point-to-point), "shm" (POSIX shared memory between the processes of one host) and "ucx" (UCP
-// tag messages). "" picks the default for the world.
-//
-// In an MPI world transportUnsupported("shm"), defaultTransport() and makeTransport() are
-// collective over `comm` (they allgather host names, probe UCX, set up segments and endpoints):
-// every rank must call them in the same order.
+// Transports by name: "local" (threads, zero-copy), "mpi" (MPI point-to-point), "shm" (POSIX
+// shared memory between the processes of one host), "ucx" (UCP tag messages) carry the schedules
+// of the hand-written algorithms; "mpi-native" (MPI_Isend/Irecv as OSU posts them, no reduction)
+// is for point-to-point benchmarks only. Engines get transports from their Team (collectives/
+// Team.h), which sets each up once and caches it; these are the functions it calls.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectives/transport/ShmTransport.h"
 #include "core/Communicator.h"
+#include "core/HostMap.h"
 #include "core/Transport.h"
 
 namespace cb {
 
-// `setupSeconds` bounds every collective wait below (the run's -T, so a stopped or lost rank ends
-// the run within the deadline the user gave, whichever step it happens to be in).
+// `setupSeconds` bounds every collective wait of a set-up (the run's -T, so a stopped or lost
+// rank ends the run within the deadline the user gave, whichever step it happens to be in).
 struct TransportOptions {
   double setupSeconds = 60;
-  size_t shmZeroCopyBytes = kDefaultZeroCopyBytes;  // ShmOptions::zeroCopyBytes
+  size_t shmZeroCopyBytes = kDefaultZeroCopyBytes;  // ShmOptions::zeroCopyBytes (--zero-copy)
 };
 
+inline constexpr std::string_view kMpiNativeTransport = "mpi-native";
+
+// The transports of the hand-written algorithms (--transport of `run`; "cuda" in a GPU build:
+// the CUDA executor, no host side).
 std::vector<std::string> transportNames();
-// Why `name` can't be used with `comm` (nullopt: it can). Unknown names are a reason too.
-std::optional<std::string> transportUnsupported(const std::string& name, const Communicator& comm,
-                                                double setupSeconds = 60);
+// Those and "mpi-native" (--transport of `p2p`).
+std::vector<std::string> pointToPointTransportNames();
+// Why `name` can't be used in a world of this kind on these hosts (nullopt: it can). Unknown
+// names are a reason too. Local: no message.
+std::optional<std::string> transportUnsupported(const std::string& name, WorldKind kind,
+                                                const HostMap& hosts);
 // "local" in the local world; in an MPI world "shm" when all ranks share one host, else "ucx"
-// when UCX works on every rank, else "mpi".
-std::string defaultTransport(const Communicator& comm, double setupSeconds = 60);
+// when UCX works on every rank, else "mpi". Collective only in the last case (UCX is probed on
+// every rank and the ranks agree).
+std::string defaultTransport(Communicator& comm, const HostMap& hosts, Deadline d);
+// Collective: sets `name` up over comm. UsageError when transportUnsupported says why not.
 std::unique_ptr<Transport> makeTransport(const std::string& name, Communicator& comm,
-                                         const TransportOptions& o = {});
+                                         const HostMap& hosts, const TransportOptions& o = {});
 
 }  // namespace cb

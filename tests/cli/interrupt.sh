@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SIGINT/SIGTERM stop a run at the next point: exit 130 (local world), the run is marked
 # interrupted, the points measured so far are kept, the database is consistent, and no
-# collbench shared-memory segment is left behind. Also under mpirun (which forwards the signal).
+# collbench shared-memory segment is left behind. Also under mpirun (which forwards the signal),
+# for `run` and `p2p` alike: both share the run session's lifecycle.
 set -u
 cb=$1
 mpirun=${CB_MPIRUN:-mpirun}
@@ -35,27 +36,55 @@ for sig in INT TERM; do
   check "local SIG$sig integrity" test "$(sqlite3 "$db" "pragma integrity_check")" = ok
 done
 
-db=$tmp/mpi.db
-"$mpirun" --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np 2 \
-  "$cb" run allreduce -b 1M -e 1G -n 30 --algo mpi,ring --transport shm --db "$db" >"$tmp/out" 2>&1 &
+# waitPoints DB N: until N results are stored (at most 30 s).
+waitPoints() {
+  for _ in $(seq 150); do
+    n=$(sqlite3 "$1" "select count(*) from results" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge "$2" ] && return
+    sleep 0.2
+  done
+}
+
+# The local world's p2p, like its run above.
+db=$tmp/local-p2p.db
+"$cb" p2p bw --np 2 --transport local -b 1 -e 256M -n 100 --db "$db" >"$tmp/out" 2>&1 &
 pid=$!
-for _ in $(seq 150); do
-  n=$(sqlite3 "$db" "select count(*) from results" 2>/dev/null || echo 0)
-  [ "${n:-0}" -ge 3 ] && break
-  sleep 0.2
-done
-kill -INT $pid
+waitPoints "$db" 3
+kill -TERM $pid
 wait $pid
-# When the launcher kills rank 0 outright the run stays "running" until a later open sees its
-# process gone and reaps it; give the process a moment to disappear.
-for _ in $(seq 25); do
-  "$cb" runs --db "$db" >/dev/null 2>&1
-  [ "$(sqlite3 "$db" "select status from runs")" != running ] && break
-  sleep 0.2
-done
-check "mpirun SIGINT run marked interrupted ($(sqlite3 "$db" "select status from runs"))" \
+rc=$?
+check "local p2p SIGTERM exits 130 (got $rc)" test $rc -eq 130
+check "local p2p SIGTERM run marked interrupted" \
   test "$(sqlite3 "$db" "select status from runs")" = interrupted
-check "mpirun SIGINT kept its points" test "$(sqlite3 "$db" "select count(*) from results")" -ge 3
+check "local p2p SIGTERM kept its points" test "$(sqlite3 "$db" "select count(*) from results")" -ge 3
+
+# Under mpirun: the launcher forwards the signal to every rank (or, late, kills them).
+mpiCase() {  # mpiCase NAME SIGNAL collbench-args...
+  local name=$1 sig=$2
+  shift 2
+  local db=$tmp/mpi-$name-$sig.db
+  "$mpirun" --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np 2 \
+    "$cb" "$@" --db "$db" >"$tmp/out" 2>&1 &
+  local pid=$!
+  waitPoints "$db" 3
+  kill -$sig $pid
+  wait $pid
+  # When the launcher kills rank 0 outright the run stays "running" until a later open sees its
+  # process gone and reaps it; give the process a moment to disappear.
+  for _ in $(seq 25); do
+    "$cb" runs --db "$db" >/dev/null 2>&1
+    [ "$(sqlite3 "$db" "select status from runs")" != running ] && break
+    sleep 0.2
+  done
+  local status
+  status=$(sqlite3 "$db" "select status from runs")
+  check "mpirun $name SIG$sig run marked interrupted ($status)" test "$status" = interrupted
+  check "mpirun $name SIG$sig kept its points" \
+    test "$(sqlite3 "$db" "select count(*) from results")" -ge 3
+}
+mpiCase run INT run allreduce -b 1M -e 1G -n 30 --algo mpi,ring --transport shm
+mpiCase run TERM run allreduce -b 1M -e 1G -n 30 --algo mpi,ring --transport shm
+mpiCase p2p TERM p2p bw -b 1 -e 256M -n 100 --transport shm,mpi-native
 shm_after=$(ls /dev/shm | grep -c collbench || true)
 check "no collbench segment left in /dev/shm" test "$shm_after" -le "$shm_before"
 

@@ -139,13 +139,14 @@ std::string firstDifference(const std::vector<std::byte>& got, const std::vector
 
 // Runs one call of the mpi variant on this rank and returns a description of what is wrong
 // ("" if nothing). Every rank calls it with the same arguments.
-std::string runCase(Communicator& comm, const CollArgs& a, bool inPlace) {
+std::string runCase(Team& team, const CollArgs& a, bool inPlace) {
+  Communicator& comm = team.comm();
   int n = comm.size();
   int rank = comm.rank();
   size_t es = dataTypeSize(a.dtype);
   const VariantInfo& v = mpiVariant(a.coll);
-  if (auto why = v.unsupported(comm, a, {})) return "unexpectedly unsupported: " + *why;
-  auto prepared = v.prepare(comm, a, {});
+  if (auto why = v.unsupported(team, a, {})) return "unexpectedly unsupported: " + *why;
+  auto prepared = v.prepare(team, a, {});
 
   auto input = sendData(a, rank, n);
   size_t sendBytes = sendCount(a, n) * es;
@@ -220,7 +221,7 @@ TEST_P(MpiBackendTest, MatchesHostReference) {
           SCOPED_TRACE(fmt::format("{} {} op={} root={} {} count={}", collectiveName(p.coll),
                                    dataTypeName(p.dtype), redOpName(op), root,
                                    inPlace ? "in-place" : "out-of-place", count));
-          EXPECT_EQ(runCase(comm(), a, inPlace), "");
+          EXPECT_EQ(runCase(team(), a, inPlace), "");
           ++cases;
         }
       }
@@ -252,34 +253,35 @@ TEST_F(MpiBackendInfoTest, UnsupportedReasons) {
   FakeLocalCommunicator local;
   CollArgs a{Collective::kAllReduce, DataType::kFloat, RedOp::kSum, 0, 16};
   const auto& v = mpiVariant(Collective::kAllReduce);
-  auto why = v.unsupported(local, a, {});
+  Team localTeam(local, HostMap::fromHosts({hostName()}));
+  auto why = v.unsupported(localTeam, a, {});
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("mpirun"), std::string::npos) << *why;
-  EXPECT_FALSE(v.unsupported(comm(), a, {}).has_value());
+  EXPECT_FALSE(v.unsupported(team(), a, {}).has_value());
 
   CollArgs band = a;
   band.op = RedOp::kBand;
-  EXPECT_TRUE(v.unsupported(comm(), band, {}).has_value());
-  EXPECT_THROW(v.prepare(comm(), band, {}), UsageError);  // local check, no MPI call made
+  EXPECT_TRUE(v.unsupported(team(), band, {}).has_value());
+  EXPECT_THROW(v.prepare(team(), band, {}), UsageError);  // local check, no MPI call made
   band.dtype = DataType::kUint32;
-  EXPECT_FALSE(v.unsupported(comm(), band, {}).has_value());
+  EXPECT_FALSE(v.unsupported(team(), band, {}).has_value());
 
   CollArgs huge = a;
   huge.count = static_cast<size_t>(INT_MAX) + 1;
-  EXPECT_TRUE(v.unsupported(comm(), huge, {}).has_value());
+  EXPECT_TRUE(v.unsupported(team(), huge, {}).has_value());
 
   // Ops mean nothing to allgather: a bitwise op on float is not a reason there.
   CollArgs ag{Collective::kAllGather, DataType::kFloat, RedOp::kBxor, 0, 4};
-  EXPECT_FALSE(mpiVariant(Collective::kAllGather).unsupported(comm(), ag, {}).has_value());
+  EXPECT_FALSE(mpiVariant(Collective::kAllGather).unsupported(team(), ag, {}).has_value());
 
   CollArgs bcast{Collective::kBroadcast, DataType::kFloat, RedOp::kSum, size(), 4};
-  EXPECT_TRUE(mpiVariant(Collective::kBroadcast).unsupported(comm(), bcast, {}).has_value());
+  EXPECT_TRUE(mpiVariant(Collective::kBroadcast).unsupported(team(), bcast, {}).has_value());
 }
 
 TEST_F(MpiBackendInfoTest, PreparedCallRunsRepeatedly) {
   // One prepared collective (and its user MPI_Op for half) serves many calls.
   CollArgs a{Collective::kAllReduce, DataType::kHalf, RedOp::kAvg, 0, 7};
-  auto prepared = mpiVariant(a.coll).prepare(comm(), a, {});
+  auto prepared = mpiVariant(a.coll).prepare(team(), a, {});
   auto want = expected(a, rank(), size());
   for (int it = 0; it < 20; ++it) {
     auto buf = sendData(a, rank(), size());

@@ -15,6 +15,7 @@ namespace cb::test {
 namespace {
 
 Communicator* gWorld = nullptr;
+Team* gTeam = nullptr;
 
 // On ranks other than 0: print failed assertions only, tagged with the rank.
 class RankFailurePrinter final : public ::testing::EmptyTestEventListener {
@@ -40,6 +41,7 @@ class RankFailurePrinter final : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 Communicator& world() { return *gWorld; }
+Team& worldTeam() { return *gTeam; }
 
 void MpiTest::TearDown() {
   auto failed = world().allgather<uint8_t>(HasFailure() ? 1 : 0, soon());
@@ -55,6 +57,8 @@ int main(int argc, char** argv) {
   try {
     cb::MpiWorld mpi;
     cb::test::gWorld = &mpi.world();
+    cb::Team team(mpi.world());
+    cb::test::gTeam = &team;
     int rank = mpi.world().rank();
     if (rank != 0) {
       auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "collectives/Team.h"
 #include "core/Communicator.h"
 #include "core/Error.h"
 #include "core/Reduce.h"
@@ -34,6 +35,8 @@ inline std::vector<std::byte> values(DataType t, int rank, size_t count, int sal
 
 // The MpiWorld's communicator (set up by the test main before any test runs).
 Communicator& world();
+// A Team over it (host map gathered once), whose transports are set up once for all tests.
+Team& worldTeam();
 
 // Every MPI test derives from this. TearDown gathers each rank's HasFailure() so a failure on
 // any rank fails the test on every rank (and rank 0, the only one printing, reports it); it also
@@ -41,6 +44,7 @@ Communicator& world();
 class MpiTest : public ::testing::Test {
  protected:
   Communicator& comm() { return world(); }
+  Team& team() { return worldTeam(); }
   int rank() { return world().rank(); }
   int size() { return world().size(); }
   void TearDown() override;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "MpiTestSupport.h"
+#include "collectives/mpi/MpiTransport.h"
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Error.h"
 #include "core/Reduce.h"

@@ -43,7 +43,7 @@ class HostTransportTest : public MpiTest, public ::testing::WithParamInterface<s
  protected:
   int right() { return (rank() + 1) % size(); }
   int left() { return (rank() - 1 + size()) % size(); }
-  std::unique_ptr<Transport> make() { return makeTransport(GetParam(), comm()); }
+  std::unique_ptr<Transport> make() { return makeTransport(GetParam(), comm(), team().hosts()); }
 };
 
 TEST_P(HostTransportTest, Identity) {
@@ -297,13 +297,14 @@ TEST_F(TransportSelectionTest, NamesAndDefaults) {
   for (const char* n : {"local", "mpi", "shm", "ucx"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   }
-  EXPECT_FALSE(transportUnsupported("mpi", comm()));
-  EXPECT_FALSE(transportUnsupported("shm", comm()));  // mpirun here starts every rank locally
-  EXPECT_FALSE(transportUnsupported("ucx", comm()));
-  EXPECT_TRUE(transportUnsupported("local", comm()));
-  EXPECT_TRUE(transportUnsupported("carrier-pigeon", comm()));
-  EXPECT_EQ(defaultTransport(comm()), "shm");
-  EXPECT_THROW(makeTransport("carrier-pigeon", comm()), UsageError);
+  EXPECT_FALSE(team().transportUnsupported("mpi"));
+  EXPECT_FALSE(team().transportUnsupported("shm"));  // mpirun here starts every rank locally
+  EXPECT_FALSE(team().transportUnsupported("ucx"));
+  EXPECT_FALSE(team().transportUnsupported("mpi-native"));
+  EXPECT_TRUE(team().transportUnsupported("local"));
+  EXPECT_TRUE(team().transportUnsupported("carrier-pigeon"));
+  EXPECT_EQ(team().defaultTransport(), "shm");
+  EXPECT_THROW(team().transport("carrier-pigeon"), UsageError);
 }
 
 TEST_F(TransportSelectionTest, ShmRejectsBadGeometry) {

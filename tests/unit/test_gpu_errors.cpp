@@ -127,9 +127,9 @@ TEST(GpuOptions, ValidatesNcclTestsRanges) {
   EXPECT_EQ(g.blockingWait, 0);
   EXPECT_EQ(g.graphLaunches, 0);
   EXPECT_EQ(g.bufferRegistration, 0);
-  o.blockingWait = 1;
-  o.graphLaunches = 10;
-  o.bufferRegistration = 2;
+  o.gpu.blockingWait = 1;
+  o.gpu.graphLaunches = 10;
+  o.gpu.bufferRegistration = 2;
   o.prepareTimeoutSeconds = 30;
   g = gpuOptionsFrom(o);
   EXPECT_EQ(g.blockingWait, 1);
@@ -141,13 +141,13 @@ TEST(GpuOptions, ValidatesNcclTestsRanges) {
   EXPECT_EQ(callsPerRun(g), 1);
 
   VariantOptions bad;
-  bad.blockingWait = 2;
+  bad.gpu.blockingWait = 2;
   EXPECT_THROW(gpuOptionsFrom(bad), UsageError);
   bad = {};
-  bad.graphLaunches = -1;
+  bad.gpu.graphLaunches = -1;
   EXPECT_THROW(gpuOptionsFrom(bad), UsageError);
   bad = {};
-  bad.bufferRegistration = 3;
+  bad.gpu.bufferRegistration = 3;
   EXPECT_THROW(gpuOptionsFrom(bad), UsageError);
   bad = {};
   bad.prepareTimeoutSeconds = 0;

@@ -64,15 +64,16 @@ TEST(GpuNoDevice, EveryGpuVariantIsUnsupportedWithTheReason) {
   }
   ASSERT_GT(r.all().size(), allCollectives().size() * 7);
   LocalWorld::run(2, [&](Communicator& comm) {
+    Team team(comm);
     VariantOptions o;
     for (const VariantInfo& v : r.all()) {
       auto args = argsFor(v.coll);
       EXPECT_EQ(v.memory, MemoryKind::kDevice);
-      EXPECT_EQ(v.unsupported(comm, args, o), reason) << v.name;
+      EXPECT_EQ(v.unsupported(team, args, o), reason) << v.name;
       // Even an op NCCL lacks reports the missing GPU first: one reason for the whole run.
       args.dtype = DataType::kInt32;
       args.op = RedOp::kBxor;
-      EXPECT_EQ(v.unsupported(comm, args, o), reason) << v.name;
+      EXPECT_EQ(v.unsupported(team, args, o), reason) << v.name;
     }
     auto choice = chooseDevice(comm);
     EXPECT_EQ(choice.device, -1);
@@ -86,6 +87,7 @@ TEST(GpuNoDevice, PrepareAndAllocationThrowEnvironmentError) {
   Registry r;
   registerNcclVariants(r);
   LocalWorld::run(2, [&](Communicator& comm) {
+    Team team(comm);
     auto expectReason = [&](auto&& fn, const char* what) {
       try {
         fn();
@@ -97,7 +99,7 @@ TEST(GpuNoDevice, PrepareAndAllocationThrowEnvironmentError) {
     for (Collective c : allCollectives()) {
       const VariantInfo* v = r.find(c, "nccl");
       ASSERT_NE(v, nullptr);
-      expectReason([&] { v->prepare(comm, argsFor(c), {}); }, "prepare");
+      expectReason([&] { v->prepare(team, argsFor(c), {}); }, "prepare");
       expectReason([&] { v->allocator(comm); }, "allocator");
     }
     expectReason(
@@ -170,7 +172,7 @@ TEST(GpuDevice, NcclAllReduceIsCorrect) {
 
 TEST(GpuDevice, NcclAllToAllIsCorrectInAGraph) {
   VariantOptions o;
-  o.graphLaunches = 5;  // out of place, so five calls leave the result of one
+  o.gpu.graphLaunches = 5;  // out of place, so five calls leave the result of one
   expectCorrectOnDevices(
       [o](Communicator& comm, const CollArgs& args) { return prepareNccl(comm, args, o); },
       Collective::kAllToAll);

@@ -9,6 +9,7 @@
 #include "bench/Verify.h"
 #include "collectives/algorithms/Algorithms.h"
 #include "collectives/schedule/HostExecutor.h"
+#include "collectives/transport/LocalTransport.h"
 #include "collectives/transport/LocalWorld.h"
 #include "core/Error.h"
 

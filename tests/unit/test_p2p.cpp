@@ -32,7 +32,8 @@ Collected runLocal(int n, const P2pOptions& o) {
     sink.onPoint = [&](const P2pPoint& p) { c.points.push_back(p); };
     sink.onSkipped = [&](const std::string& t, const std::string&) { c.skipped.push_back(t); };
     sink.onPairEnd = [&](RankPair p) { c.pairEnds.push_back(p); };
-    P2pSummary s = runP2p(comm, o, sink);
+    Team team(comm, TransportOptions{o.timeoutSeconds});
+    P2pSummary s = runP2p(team, o, sink);
     std::lock_guard lk(m);
     if (comm.rank() == 0) c.summary = s;
   });

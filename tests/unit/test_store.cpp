@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/Error.h"
+#include "core/HostMap.h"
 #include "results/Store.h"
 
 namespace cb {
@@ -441,10 +442,10 @@ TEST(Store, KilledWriterKeepsFinishedResultsAndIsReaped) {
     // Still running in this (live) process, and on another host: neither may be reaped.
     RunRecord live = makeRun("live", "2025-01-01T00:00:00Z");
     live.pid = ::getpid();
-    live.host = localHostName();
+    live.host = hostName();
     liveRun = store.beginRun(live);
     RunRecord remote = makeRun("remote", "2025-01-01T00:00:01Z");
-    remote.host = localHostName() + ".elsewhere";
+    remote.host = hostName() + ".elsewhere";
     remote.pid = 999'999'999;
     otherHostRun = store.beginRun(remote);
   }
@@ -480,7 +481,7 @@ TEST(Store, KilledWriterKeepsFinishedResultsAndIsReaped) {
   ASSERT_EQ(doomed.size(), 1u);
   EXPECT_EQ(doomed[0].status, RunStatus::kRunning);
   EXPECT_EQ(doomed[0].pid, child);
-  EXPECT_EQ(doomed[0].host, localHostName());
+  EXPECT_EQ(doomed[0].host, hostName());
   std::vector<ResultRecord> kept = store.results(doomed[0].id, true);
   ASSERT_GE(kept.size(), 2u);
   EXPECT_EQ(kept[0].timeUs, makeResult(0, 0).timeUs);

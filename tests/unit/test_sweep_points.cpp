@@ -43,7 +43,8 @@ std::vector<PointResult> sweepLocal(int n, const SweepOptions& o, SweepSummary* 
   LocalWorld::run(n, [&](Communicator& comm) {
     SweepSink sink;
     sink.onPoint = [&](const PointResult& p) { points.push_back(p); };  // rank 0 only
-    auto s = runSweep(comm, o, sink);
+    Team team(comm);
+    auto s = runSweep(team, o, sink);
     if (comm.rank() == 0 && summary) *summary = s;
   });
   return points;
@@ -56,8 +57,8 @@ VariantInfo scripted(const std::string& name, uint64_t failBytes, bool environme
   v.name = name;
   v.backend = "test";
   v.description = "test variant";
-  v.prepare = [=](Communicator& comm, const CollArgs& args, const VariantOptions&) {
-    return std::make_unique<ScriptedCall>(algBytes(args, comm.size()) == failBytes, environment,
+  v.prepare = [=](Team& team, const CollArgs& args, const VariantOptions&) {
+    return std::make_unique<ScriptedCall>(algBytes(args, team.size()) == failBytes, environment,
                                           calls);
   };
   return v;
@@ -74,7 +75,7 @@ SweepOptions smallSweep(const Registry& r) {
   o.inPlace = false;
   o.timeoutSeconds = 30;
   o.registry = &r;
-  o.variantOptions.transport = "local";
+  o.variantOptions.schedule.transport = "local";
   return o;
 }
 

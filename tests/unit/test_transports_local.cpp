@@ -1,6 +1,7 @@
 // The shm and ucx transports between the thread ranks of a local world (they only need a
-// Communicator to set up): rank counts the mpirun tests don't cover (1, 4, 5), a ring of copies
-// and reductions across shm slot boundaries, and the ring collectives through the host executor.
+// Communicator to set up): a ring of copies and reductions across shm slot boundaries on rank
+// counts the mpirun tests don't cover (1, 4, 5), time-outs, zero copy. (Every algorithm over every
+// transport: test_algorithms_threads.cpp.)
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -12,9 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/Verify.h"
-#include "collectives/algorithms/Algorithms.h"
-#include "collectives/schedule/HostExecutor.h"
+#include "collectives/Team.h"
 #include "collectives/transport/LocalWorld.h"
 #include "collectives/transport/ShmTransport.h"
 #include "collectives/transport/Transports.h"
@@ -38,7 +37,8 @@ class LocalProcessTransportTest : public ::testing::TestWithParam<std::string> {
 TEST_P(LocalProcessTransportTest, RingOfCopiesAndReductions) {
   for (int n : {1, 4, 5}) {
     LocalWorld::run(n, [&](Communicator& comm) {
-      auto t = makeTransport(GetParam(), comm);
+      Team team(comm);
+      Transport* t = &team.transport(GetParam());
       EXPECT_EQ(t->name(), GetParam());
       const int r = comm.rank(), right = (r + 1) % n, left = (r - 1 + n) % n;
       for (size_t count : {size_t{0}, size_t{1}, size_t{1000}, size_t{700000}}) {
@@ -58,36 +58,15 @@ TEST_P(LocalProcessTransportTest, RingOfCopiesAndReductions) {
   }
 }
 
-TEST_P(LocalProcessTransportTest, RingCollectives) {
-  for (int n : {1, 4, 5}) {
-    LocalWorld::run(n, [&](Communicator& comm) {
-      auto t = makeTransport(GetParam(), comm);
-      for (const auto& algo : algorithms()) {
-        if (std::string_view(algo.name) != "ring") continue;
-        for (size_t count : {size_t{0}, size_t{7}, size_t{300001}}) {
-          CollArgs args{algo.coll, DataType::kFloat, RedOp::kSum, 0, count};
-          const size_t sc = sendCount(args, n), rc = recvCount(args, n);
-          HostExecutor exec(*t, algo.build(comm.rank(), n, args, {}), args);
-          std::vector<float> send(sc), recv(rc), expected(rc);
-          fillInput(args, comm.rank(), n, 3, send.data());
-          exec.run(send.data(), recv.data(), soon());
-          ASSERT_TRUE(expectedOutput(args, comm.rank(), n, 3, expected.data()));
-          EXPECT_EQ(countWrong(args.dtype, recv.data(), expected.data(), rc), 0)
-              << collectiveName(algo.coll) << " n=" << n << " count=" << count;
-        }
-      }
-    });
-  }
-}
-
 INSTANTIATE_TEST_SUITE_P(Transports, LocalProcessTransportTest, ::testing::Values("shm", "ucx"),
                          [](const auto& info) { return info.param; });
 
 TEST(TransportSelection, LocalWorldDefaultsToLocal) {
   LocalWorld::run(2, [](Communicator& comm) {
-    EXPECT_EQ(defaultTransport(comm), "local");
-    EXPECT_FALSE(transportUnsupported("shm", comm));
-    EXPECT_TRUE(transportUnsupported("mpi", comm));
+    Team team(comm);
+    EXPECT_EQ(team.defaultTransport(), "local");
+    EXPECT_FALSE(team.transportUnsupported("shm"));
+    EXPECT_TRUE(team.transportUnsupported("mpi"));
   });
 }
 
@@ -112,10 +91,11 @@ TEST(ShmTransport, SetUpWaitsNoLongerThanTheGivenDeadline) {
   o.setupSeconds = 0.3;
   EXPECT_THROW(LocalWorld::run(2,
                                [&](Communicator& comm) {
+                                 Team team(comm, o);
                                  if (comm.rank() == 1) {
                                    std::this_thread::sleep_for(std::chrono::seconds(2));
                                  }
-                                 makeTransport("shm", comm, o);
+                                 team.transport("shm");
                                }),
                TimeoutError);
 }

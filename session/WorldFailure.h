@@ -12,10 +12,10 @@
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Communicator.h"
 
-namespace cb::cli {
+namespace cb {
 
 // Runs fn on this rank of `world`; returns normally or rethrows errors every rank shares, and
 // never returns from any other error.
 void runMpiRank(MpiWorld& world, const std::function<void(Communicator&)>& fn);
 
-}  // namespace cb::cli
+}  // namespace cb

@@ -1,4 +1,4 @@
-#include "cli/WorldFailure.h"
+#include "session/WorldFailure.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 
 #include "core/Error.h"
 
-namespace cb::cli {
+namespace cb {
 namespace {
 
 // Seconds MPI_Finalize may take after an error every rank shares before the process ends itself.
@@ -55,4 +55,4 @@ void runMpiRank(MpiWorld& world, const std::function<void(Communicator&)>& fn) {
   }
 }
 
-}  // namespace cb::cli
+}  // namespace cb

@@ -1,0 +1,66 @@
+#include "core/HostMap.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace cb {
+
+std::string hostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
+  return buf;
+}
+
+HostMap HostMap::fromHosts(std::vector<std::string> hostOfRank) {
+  HostMap m;
+  m.hostOfRank = std::move(hostOfRank);
+  const int n = m.size();
+  m.hostIndex.resize(n);
+  m.localRank.resize(n);
+  m.localSize.resize(n);
+  std::vector<int> count;
+  for (int r = 0; r < n; ++r) {
+    auto it = std::find(m.hosts.begin(), m.hosts.end(), m.hostOfRank[r]);
+    int h = static_cast<int>(it - m.hosts.begin());
+    if (it == m.hosts.end()) {
+      m.hosts.push_back(m.hostOfRank[r]);
+      count.push_back(0);
+    }
+    m.hostIndex[r] = h;
+    m.localRank[r] = count[h]++;
+  }
+  for (int r = 0; r < n; ++r) m.localSize[r] = count[m.hostIndex[r]];
+  return m;
+}
+
+HostMap HostMap::subset(const std::vector<int>& parentRanks) const {
+  std::vector<std::string> hosts;
+  hosts.reserve(parentRanks.size());
+  for (int p : parentRanks) hosts.push_back(hostOfRank.at(p));
+  return fromHosts(std::move(hosts));
+}
+
+int HostMap::ranksPerHost() const {
+  const int n = size();
+  int block = 1;
+  while (block < n && hostOfRank[block] == hostOfRank[0]) ++block;
+  if (n == 0 || n % block != 0) return n;
+  for (int r = 0; r < n; ++r) {
+    if (hostOfRank[r] != hostOfRank[r - r % block]) return n;
+    if (r % block == 0 && r > 0 && hostOfRank[r] == hostOfRank[r - 1]) return n;
+  }
+  return block;
+}
+
+std::string HostMap::hostList() const {
+  std::string out;
+  for (const auto& h : hosts) out += (out.empty() ? "" : ",") + h;
+  return out;
+}
+
+HostMap gatherHostMap(Communicator& comm, Deadline d) {
+  return HostMap::fromHosts(comm.allgatherStrings(hostName(), d));
+}
+
+}  // namespace cb

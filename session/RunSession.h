@@ -1,0 +1,95 @@
+// The run session: one per run, on every rank. It owns what the run knows about its world (the
+// world Team: communicator, host/rank map, transports set up once and cached), the run record
+// with its fingerprint, and the run's lifecycle in the store (begin as running; end as ok,
+// failed or interrupted). Commands that measure (`run`, `p2p`, and later ones) are a body
+// passed to runMeasuringCommand(): it validates, calls beginRun(), hands team() to an engine,
+// stores results with addResult() and returns the outcome; the lifecycle does the rest alike for
+// every command.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/Team.h"
+#include "results/Records.h"
+#include "results/Store.h"
+#include "session/World.h"
+
+namespace cb {
+
+struct SessionOptions {
+  std::string label;            // stored with the run
+  std::string commandLine;      // stored with the run
+  std::string dbPath;           // "" = do not store (--no-db)
+  TransportOptions transports;  // -T bounds every set-up wait; --zero-copy
+  WorldOptions world;           // --np
+};
+
+class RunSession {
+ public:
+  // Collective over world: the world Team (one allgather of host names) and the run record
+  // (versions, hosts, fingerprint). Nothing is written yet.
+  RunSession(Communicator& world, const SessionOptions& o);
+  RunSession(const RunSession&) = delete;
+  RunSession& operator=(const RunSession&) = delete;
+
+  Team& team() { return team_; }
+  Communicator& comm() { return team_.comm(); }
+  const HostMap& hosts() const { return team_.hosts(); }
+  bool root() const { return team_.rank() == 0; }
+  const RunRecord& record() const { return record_; }
+  const std::string& dbPath() const { return o_.dbPath; }
+
+  // "# key : value" lines on rank 0's output: version, world, libraries, then `extra` lines (the
+  // command's description), then the fingerprint.
+  void printHeader(std::FILE* out, const std::vector<std::string>& extra = {}) const;
+
+  // Collective: rank 0 opens the database (unless --no-db), reaps runs left running by dead
+  // processes and begins this run (status running). If that fails every rank throws the same
+  // DatabaseError. Call it after validating the command's options, so a bad invocation leaves
+  // nothing in the database.
+  void beginRun();
+  bool begun() const { return begun_; }
+  int64_t runId() const { return runId_; }
+  // Rank 0: stores one result of this run in its own transaction (no-op without a database).
+  void addResult(const ResultRecord& r);
+  // Rank 0: marks the run (no-op without a database or when not begun, or once ended).
+  void endRun(RunStatus status);
+
+ private:
+  SessionOptions o_;
+  Team team_;
+  RunRecord record_;
+  std::optional<Store> store_;
+  int64_t runId_ = 0;
+  bool begun_ = false, ended_ = false;
+};
+
+// What a command's body measured.
+struct RunOutcome {
+  bool interrupted = false;  // stopped between points on SIGINT/SIGTERM
+  int64_t wrong = 0;         // > 0: verification failed (exit 1)
+  std::string wrongUnit = "wrong element(s)";
+};
+
+// The lifecycle every measuring command shares. Installs the SIGINT/SIGTERM handlers, starts the
+// world, makes a RunSession on every rank and calls body. Then:
+//  - body returned: rank 0 ends the run ok (or interrupted) and prints "# stored as run N in DB";
+//    the exit code is 130 when interrupted, 1 when anything was wrong, else 0;
+//  - body threw after beginRun(): the run ends interrupted when a signal arrived (the error may
+//    be an InterruptedError, or a peer's failure because the launcher stopped it first) and the
+//    error becomes InterruptedError ("interrupted by signal N", exit 130); else the run ends
+//    failed and the error propagates (main prints one line, exit 2);
+//  - body threw a usage or environment error before beginRun(): such errors come from checks
+//    every rank makes alike, so under MPI only rank 0 reports it (one line, not one per process).
+int runMeasuringCommand(const SessionOptions& o,
+                        const std::function<RunOutcome(RunSession&)>& body);
+
+// This process's command line (from /proc/self/cmdline), quoted where needed.
+std::string commandLine();
+
+}  // namespace cb

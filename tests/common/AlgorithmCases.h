@@ -1,0 +1,81 @@
+// The algorithm x transport checks shared by the thread-world tests (tests/unit) and the
+// multi-process tests (tests/mpi): one configuration through the host executor, in or out of
+// place, checked bit for bit against what every rank computes on its own; and the cases every
+// algorithm runs (zero-length, one element, odd sizes, a size that crosses shm slot boundaries,
+// the broadcast/reduce root on the last rank, half avg for reductions).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/Verify.h"
+#include "collectives/algorithms/Algorithms.h"
+#include "collectives/schedule/HostExecutor.h"
+#include "core/Clock.h"
+#include "core/Collective.h"
+#include "core/Transport.h"
+
+namespace cb::test {
+
+struct AlgorithmCase {
+  CollArgs args;
+  bool inPlace = false;
+  std::string describe(const AlgorithmInfo& algo) const {
+    return fmt::format("{}/{} {} {} count {}{}", collectiveName(algo.coll), algo.name,
+                       dataTypeName(args.dtype), redOpName(args.op), args.count,
+                       inPlace ? " in place" : "");
+  }
+};
+
+// The cases of one algorithm on n ranks for the given counts (float sum, in and out of place;
+// plus half avg for reductions).
+inline std::vector<AlgorithmCase> algorithmCases(const AlgorithmInfo& algo, int n,
+                                                 const std::vector<size_t>& counts) {
+  std::vector<AlgorithmCase> cases;
+  for (size_t count : counts) {
+    for (bool inPlace : {false, true}) {
+      cases.push_back({{algo.coll, DataType::kFloat, RedOp::kSum, n - 1, count}, inPlace});
+    }
+  }
+  if (hasReduction(algo.coll)) cases.push_back({{algo.coll, DataType::kHalf, RedOp::kAvg, 0, 503}});
+  return cases;
+}
+
+// Runs one case twice on rank r of n (fresh pattern each time); returns the wrong element count
+// (plus one if an out-of-place call wrote its send buffer).
+inline int64_t runAlgorithmCase(Transport& t, int r, int n, const AlgorithmInfo& algo,
+                                const AlgorithmCase& c, const AlgoOptions& o, Deadline d) {
+  const CollArgs& args = c.args;
+  const size_t es = dataTypeSize(args.dtype);
+  const size_t sc = sendCount(args, n), rc = recvCount(args, n);
+  HostExecutor exec(t, algo.build(r, n, args, o), args);
+  int64_t wrong = 0;
+  for (uint64_t seed : {21, 22}) {
+    std::vector<std::byte> input(sc * es), recv(rc * es, std::byte{0x5a}), send;
+    fillInput(args, r, n, seed, input.data());
+    const std::byte* got = recv.data();
+    if (!c.inPlace) {
+      send = input;
+      exec.run(send.data(), recv.data(), d);
+      if (send != input) ++wrong;  // the send buffer is the caller's: never written
+    } else if (args.coll == Collective::kReduceScatter) {
+      send = input;
+      exec.run(send.data(), send.data() + inPlaceRecvOffset(args, r) * es, d);
+      got = send.data() + inPlaceRecvOffset(args, r) * es;
+    } else {
+      std::memcpy(recv.data() + inPlaceSendOffset(args, r) * es, input.data(), sc * es);
+      exec.run(recv.data() + inPlaceSendOffset(args, r) * es, recv.data(), d);
+    }
+    std::vector<std::byte> expected(rc * es);
+    if (expectedOutput(args, r, n, seed, expected.data())) {
+      wrong += countWrong(args.dtype, got, expected.data(), rc);
+    }
+  }
+  return wrong;
+}
+
+}  // namespace cb::test

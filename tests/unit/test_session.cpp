@@ -1,0 +1,104 @@
+// The run lifecycle every measuring command shares (session/RunSession.h): how the body's outcome
+// or error becomes the run's status in the store and the exit code, on a local world of 2 ranks.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+
+#include "core/Error.h"
+#include "core/Interrupt.h"
+#include "results/Store.h"
+#include "session/RunSession.h"
+
+namespace cb {
+namespace {
+
+class Lifecycle : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/cb_session_XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    o_.dbPath = dir_ + "/cb.db";
+    o_.label = "lifecycle";
+    o_.world.np = 2;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  // The statuses of the runs stored, newest first.
+  std::vector<std::string> statuses() {
+    std::vector<std::string> out;
+    if (!std::filesystem::exists(o_.dbPath)) return out;
+    for (const auto& r : Store::open(o_.dbPath, false).listRuns()) {
+      out.emplace_back(runStatusName(r.status));
+    }
+    return out;
+  }
+  std::string dir_;
+  SessionOptions o_;
+};
+
+TEST_F(Lifecycle, CompletedRunIsOk) {
+  int code = runMeasuringCommand(o_, [](RunSession& s) {
+    EXPECT_EQ(s.team().size(), 2);
+    EXPECT_EQ(s.record().worldSize, 2);
+    EXPECT_FALSE(s.record().fingerprint.empty());
+    s.beginRun();
+    return RunOutcome{};
+  });
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(statuses(), std::vector<std::string>{"ok"});
+}
+
+TEST_F(Lifecycle, WrongDataExitsOneAndTheRunIsStillOk) {
+  int code = runMeasuringCommand(o_, [](RunSession& s) {
+    s.beginRun();
+    return RunOutcome{false, 3, "wrong element(s)"};
+  });
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(statuses(), std::vector<std::string>{"ok"});
+}
+
+TEST_F(Lifecycle, StoppedBetweenPointsIsInterrupted) {
+  int code = runMeasuringCommand(o_, [](RunSession& s) {
+    s.beginRun();
+    return RunOutcome{true, 0, ""};
+  });
+  EXPECT_EQ(code, 130);
+  EXPECT_EQ(statuses(), std::vector<std::string>{"interrupted"});
+}
+
+TEST_F(Lifecycle, AnErrorAfterBeginIsFailed) {
+  EXPECT_THROW(runMeasuringCommand(o_,
+                                   [](RunSession& s) -> RunOutcome {
+                                     s.beginRun();
+                                     throw TimeoutError("a peer did not answer");
+                                   }),
+               TimeoutError);
+  EXPECT_EQ(statuses(), std::vector<std::string>{"failed"});
+}
+
+// A launcher's SIGTERM may reach a peer first: this rank then sees a failed peer, not a signal
+// of its own. Whatever the error, a signal received makes the run interrupted (exit 130).
+TEST_F(Lifecycle, AnyErrorAfterASignalIsInterrupted) {
+  EXPECT_THROW(runMeasuringCommand(o_,
+                                   [](RunSession& s) -> RunOutcome {
+                                     s.beginRun();
+                                     if (s.root()) requestInterrupt(SIGTERM);
+                                     s.comm().barrier(Deadline::after(60));
+                                     throw InternalError("peer exited");
+                                   }),
+               InterruptedError);
+  EXPECT_EQ(statuses(), std::vector<std::string>{"interrupted"});
+}
+
+TEST_F(Lifecycle, AnErrorBeforeBeginStoresNothing) {
+  EXPECT_THROW(
+      runMeasuringCommand(o_, [](RunSession&) -> RunOutcome { throw UsageError("bad flag"); }),
+      UsageError);
+  EXPECT_TRUE(statuses().empty());
+}
+
+}  // namespace
+}  // namespace cb
