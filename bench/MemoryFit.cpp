@@ -26,9 +26,10 @@ bool selected(const SweepOptions& o, std::string_view name) {
 // and rank n-1 cover the asymmetric ones).
 uint64_t scratchBytes(const SweepOptions& o, const CollArgs& args, int nranks) {
   AlgoOptions ao;
-  ao.ranksPerNode = o.variantOptions.ranksPerNode;
+  ao.ranksPerNode = o.variantOptions.schedule.ranksPerNode;
   const size_t es = dataTypeSize(args.dtype);
-  if (o.variantOptions.chunkBytes > 0) ao.chunkElements = o.variantOptions.chunkBytes / es;
+  if (o.variantOptions.schedule.chunkBytes > 0)
+    ao.chunkElements = o.variantOptions.schedule.chunkBytes / es;
   uint64_t most = 0;
   for (const auto& a : algorithms()) {
     if (a.coll != args.coll || !selected(o, a.name)) continue;

@@ -161,7 +161,7 @@ int doP2p(const P2pCliOptions& c) {
     validatePairs(mine.pairs, s.team().size());
     // A send and a receive buffer of the largest size per rank.
     const uint64_t buffer = std::max<uint64_t>(mine.maxBytes, 64);
-    checkMemoryOnEveryHost(s.comm(), MemoryNeed{2 * buffer, 0, 0}, mine.maxBytes,
+    checkMemoryOnEveryHost(s.team(), MemoryNeed{2 * buffer, 0, 0}, mine.maxBytes,
                            mine.timeoutSeconds);
     P2pBench bench(s.team(), mine);  // before the run is begun in the database
     s.beginRun();

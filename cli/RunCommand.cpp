@@ -221,11 +221,11 @@ int doRun(const RunOptions& o) {
   session.world = o.world;
   return runMeasuringCommand(session, [&](RunSession& s) {
     validateSweep(s.team(), sweep);  // before the run is begun in the database
-    checkInjectDelayTarget(s.comm(), sweep);
+    checkInjectDelayTarget(s.team(), sweep);
     // Sizes that cannot fit are refused here, not met by the kernel's out-of-memory killer.
-    const std::string memory = checkSweepMemory(s.comm(), sweep);
+    const std::string memory = checkSweepMemory(s.team(), sweep);
     if (!o.sideBaseline.empty()) {
-      checkNamesVariant(s.comm(), sweep, o.sideBaseline, "--side-baseline");
+      checkNamesVariant(s.team(), sweep, o.sideBaseline, "--side-baseline");
     }
     s.beginRun();
     const bool root = s.root();

@@ -126,21 +126,21 @@ void checkRunInputs(const SweepOptions& s, bool stepBytesGiven, int ranksPerNode
   checkLabel(label);
 }
 
-void checkInjectDelayTarget(Communicator& comm, const SweepOptions& s) {
+void checkInjectDelayTarget(Team& team, const SweepOptions& s) {
   if (s.injectDelayUs <= 0 || s.injectDelayVariant.empty()) return;
-  checkNamesVariant(comm, s, s.injectDelayVariant, "--inject-delay");
+  checkNamesVariant(team, s, s.injectDelayVariant, "--inject-delay");
 }
 
-void checkNamesVariant(Communicator& comm, const SweepOptions& s, const std::string& want,
+void checkNamesVariant(Team& team, const SweepOptions& s, const std::string& want,
                        std::string_view flag) {
   const Registry& registry = s.registry ? *s.registry : Registry::builtin();
   const bool all = s.variants.empty() ||
                    std::find(s.variants.begin(), s.variants.end(), "all") != s.variants.end();
-  // Stored labels of hand-written variants carry the transport; finding the default one is
-  // collective, so it is asked only when the target has one.
-  std::string transport = s.variantOptions.transport;
+  // Stored labels of hand-written variants carry the transport (the team's default unless given;
+  // finding it is collective, so it is asked only when the target has one).
+  std::string transport = s.variantOptions.schedule.transport;
   if (transport.empty() && want.find('/') != std::string::npos) {
-    transport = defaultTransport(comm, s.timeoutSeconds);
+    transport = team.defaultTransport();
   }
   std::vector<std::string> labels;
   for (Collective c : s.collectives) {
@@ -159,14 +159,11 @@ void checkNamesVariant(Communicator& comm, const SweepOptions& s, const std::str
                                fmt::join(labels, ", ")));
 }
 
-std::string checkMemoryOnEveryHost(Communicator& comm, const MemoryNeed& need, uint64_t maxBytes,
+std::string checkMemoryOnEveryHost(Team& team, const MemoryNeed& need, uint64_t maxBytes,
                                    double timeoutSeconds) {
-  char name[256] = {0};
-  gethostname(name, sizeof name - 1);
   const Deadline deadline = Deadline::after(timeoutSeconds);
-  auto hosts = comm.allgatherStrings(name, deadline);
   std::string error;
-  const int onHost = static_cast<int>(std::count(hosts.begin(), hosts.end(), std::string(name)));
+  const int onHost = team.hosts().localSize.at(team.rank());
   const HostMemory host = readHostMemory();
   try {
     checkMemoryFit(need, onHost, host, maxBytes);
@@ -174,7 +171,7 @@ std::string checkMemoryOnEveryHost(Communicator& comm, const MemoryNeed& need, u
     error = e.what();
   }
   // Every rank stops with the same line (the first rank's that does not fit).
-  for (const auto& e : comm.allgatherStrings(error, deadline)) {
+  for (const auto& e : team.comm().allgatherStrings(error, deadline)) {
     if (!e.empty()) throw UsageError(e);
   }
   return fmt::format("memory: about {} per rank x {} rank(s) on this host, of {} available",
@@ -182,8 +179,8 @@ std::string checkMemoryOnEveryHost(Communicator& comm, const MemoryNeed& need, u
                      host.source.empty() ? std::string("?") : formatSize(host.availableBytes));
 }
 
-std::string checkSweepMemory(Communicator& comm, const SweepOptions& s) {
-  return checkMemoryOnEveryHost(comm, sweepMemoryPerRank(s, comm.size()), s.maxBytes,
+std::string checkSweepMemory(Team& team, const SweepOptions& s) {
+  return checkMemoryOnEveryHost(team, sweepMemoryPerRank(s, team.size()), s.maxBytes,
                                 s.timeoutSeconds);
 }
 

@@ -46,9 +46,10 @@ int HostMap::ranksPerHost() const {
   int block = 1;
   while (block < n && hostOfRank[block] == hostOfRank[0]) ++block;
   if (n == 0 || n % block != 0) return n;
+  // Every block of `block` consecutive ranks is one host, and every host has exactly `block`
+  // ranks (so no host has a second block: {a, b, a, b} is one node of 4, not 4 nodes of 1).
   for (int r = 0; r < n; ++r) {
-    if (hostOfRank[r] != hostOfRank[r - r % block]) return n;
-    if (r % block == 0 && r > 0 && hostOfRank[r] == hostOfRank[r - 1]) return n;
+    if (hostOfRank[r] != hostOfRank[r - r % block] || localSize[r] != block) return n;
   }
   return block;
 }
