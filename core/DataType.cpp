@@ -90,8 +90,6 @@ std::string_view redOpName(RedOp op) {
   return kNames[static_cast<size_t>(op)];
 }
 
-std::span<const RedOp> ncclRedOps() { return kNcclOps; }
-
 RedOp parseRedOp(std::string_view s) {
   std::string v = toLower(trim(s));
   for (int i = 0; i <= static_cast<int>(RedOp::kBxor); ++i) {

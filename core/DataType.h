@@ -41,8 +41,6 @@ DataType parseDataType(std::string_view s);
 std::vector<DataType> parseDataTypeList(std::string_view s);
 
 std::string_view redOpName(RedOp op);
-// The nccl-tests set for "-o all": sum, prod, max, min, avg.
-std::span<const RedOp> ncclRedOps();
 RedOp parseRedOp(std::string_view s);
 std::vector<RedOp> parseRedOpList(std::string_view s);
 // Bitwise ops make no sense for floating-point types; everything else is defined.

@@ -102,11 +102,6 @@ Statement& Statement::bindBlob(int index, std::span<const unsigned char> bytes) 
   return *this;
 }
 
-Statement& Statement::bindNull(int index) {
-  checkBind(db_, sqlite3_bind_null(stmt_, index), index);
-  return *this;
-}
-
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -140,10 +135,6 @@ std::vector<double> Statement::doublesAt(int column) const {
   const void* data = sqlite3_column_blob(stmt_, column);
   int bytes = sqlite3_column_bytes(stmt_, column);
   return data ? decodeDoubles(data, static_cast<size_t>(bytes)) : std::vector<double>();
-}
-
-bool Statement::isNull(int column) const {
-  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
 void retryBusy(const std::function<void()>& attempt, double seconds) {

@@ -63,7 +63,6 @@ class Statement {
   Statement& bind(int index, double value);
   Statement& bind(int index, std::string_view text);
   Statement& bindBlob(int index, std::span<const unsigned char> bytes);
-  Statement& bindNull(int index);
 
   // Advances: true when a row is available, false when done. Throws DatabaseError.
   bool step();
@@ -77,7 +76,6 @@ class Statement {
   double doubleAt(int column) const;
   std::string textAt(int column) const;
   std::vector<double> doublesAt(int column) const;  // a little-endian float64 BLOB
-  bool isNull(int column) const;
 
  private:
   sqlite3* db_ = nullptr;

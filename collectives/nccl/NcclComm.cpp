@@ -276,6 +276,4 @@ std::shared_ptr<NcclComm> NcclCommPool::acquire(Communicator& comm, int device, 
   return created;
 }
 
-void NcclCommPool::clear() { entries_.clear(); }
-
 }  // namespace cb

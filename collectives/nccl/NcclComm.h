@@ -115,9 +115,6 @@ class NcclCommPool {
   explicit NcclCommPool(NcclCommFactory factory);
   static NcclCommPool& forThisThread();
   std::shared_ptr<NcclComm> acquire(Communicator& comm, int device, const NcclEnv& env, Deadline d);
-  // Drops every cached communicator of this thread (they close when no prepared collective
-  // holds them any more).
-  void clear();
   size_t size() const { return entries_.size(); }
   // Communicators created so far (each one an ncclCommInitRankConfig).
   size_t created() const { return created_; }

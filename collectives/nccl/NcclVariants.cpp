@@ -440,6 +440,4 @@ void registerNcclPlanVariants(Registry& r, const std::vector<NcclVariantSpec>& p
   }
 }
 
-void releaseNcclCommunicators() { NcclCommPool::forThisThread().clear(); }
-
 }  // namespace cb

@@ -42,7 +42,4 @@ std::unique_ptr<PreparedCollective> prepareNccl(Communicator& comm, const CollAr
 //   registerNcclPlanVariants(r, ncclVariantPlan(algoFlag, protoFlag));
 void registerNcclPlanVariants(Registry& r, const std::vector<NcclVariantSpec>& plan);
 
-// Frees this thread's cached NCCL communicators (they also go when the thread ends).
-void releaseNcclCommunicators();
-
 }  // namespace cb
