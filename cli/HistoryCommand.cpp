@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -62,6 +63,16 @@ std::string shortTime(const std::string& iso) {
   return t;
 }
 
+void checkStored(const Store& store, std::string_view column,
+                 const std::optional<std::string>& value) {
+  if (!value) return;
+  auto stored = store.storedValues(column);
+  if (std::find(stored.begin(), stored.end(), *value) != stored.end()) return;
+  throw UsageError(
+      fmt::format("no {} '{}' in the database (it has: {})", column, *value,
+                  stored.empty() ? "no results" : fmt::format("{}", fmt::join(stored, ", "))));
+}
+
 int doHistory(const HistoryArgs& a) {
   Metric metric = parseMetric(a.metric);
   if (a.limit < 0) throw UsageError(fmt::format("--limit {} is negative", a.limit));
@@ -76,6 +87,11 @@ int doHistory(const HistoryArgs& a) {
 
   Store store = Store::open(a.db, false);
   store.reapDeadRuns();
+  // A collective or variant the database has never stored is a typo, not an empty history.
+  for (const CasePattern& p : patterns) {
+    checkStored(store, "collective", p.collective);
+    checkStored(store, "variant", p.variant);
+  }
   // Per case, the points oldest first; a result matching several patterns counts once.
   std::map<CaseKey, std::vector<HistoryPoint>> byCase;
   std::set<int64_t> seen;

@@ -1,14 +1,18 @@
 // `collbench show RUN`: one stored run, its header (every field that is set) and its results as
 // tables grouped by collective, dtype and op, in nccl-tests units (bytes, us, GB/s); with
-// --samples also the per-iteration times, combined and per rank.
+// --samples also the per-iteration times, combined and per rank; with --format nccl-tests the
+// results as nccl-tests prints them (one table per variant, as `run --format nccl-tests`).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "bench/Report.h"
+#include "bench/Sweep.h"
 #include "cli/Command.h"
 #include "cli/RunRef.h"
 #include "cli/TextTable.h"
@@ -22,6 +26,7 @@ struct ShowOptions {
   std::string run;
   std::string db = "collbench.db";
   bool samples = false;
+  std::string format = "collbench";
 };
 
 void printHeader(const RunRecord& r) {
@@ -123,14 +128,77 @@ void printGroup(const std::vector<const ResultRecord*>& group, bool withSamples)
   }
 }
 
+// A stored result as the sweep reported it, for the nccl-tests table; nullopt when the
+// collective, type or op is not one nccl-tests has (a proxy step, an OSU point-to-point test).
+std::optional<PointResult> toPoint(const ResultRecord& r) {
+  PointResult p;
+  try {
+    p.coll = parseCollective(r.collective);
+    p.dtype = parseDataType(r.dtype);
+    p.op = parseRedOp(r.op);
+  } catch (const UsageError&) {
+    return std::nullopt;
+  }
+  p.variant = r.variant;
+  p.root = r.root;
+  p.bytes = r.sizeBytes;
+  p.count = r.count;
+  p.placement = r.placement == "in" ? Placement::kIn : Placement::kOut;
+  p.nranks = r.nranks;
+  p.status = r.status;
+  p.message = r.message;
+  p.iterations = r.iterations;
+  p.timeSeconds = r.timeUs * 1e-6;
+  p.algbw = r.algbw;
+  p.busbw = r.busbw;
+  p.wrong = r.wrong;
+  return p;
+}
+
+void printNcclTests(const RunRecord& run, const std::vector<ResultRecord>& results) {
+  ReportSet report(stdout, "nccl-tests", "busbw", run.worldSize);
+  SweepSummary summary;
+  std::vector<std::string> skipped;
+  for (const auto& group : groupResults(results)) {
+    for (const ResultRecord* r : group) {
+      std::optional<PointResult> p = toPoint(*r);
+      if (!p) {
+        if (std::find(skipped.begin(), skipped.end(), r->collective) == skipped.end()) {
+          skipped.push_back(r->collective);
+        }
+        continue;
+      }
+      ++summary.points;
+      if (p->status == "unsupported") ++summary.unsupported;
+      if (p->status == "failed") ++summary.failed;
+      if (p->wrong > 0) summary.wrongTotal += p->wrong;
+      report.add(*p);
+    }
+    report.endGroup();
+  }
+  report.finish(summary);
+  for (const auto& name : skipped) {
+    fmt::print("# {}: not a collective nccl-tests measures (use the default format)\n", name);
+  }
+}
+
 int doShow(const ShowOptions& o) {
+  if (o.format != "collbench" && o.format != "nccl-tests") {
+    throw UsageError(fmt::format("--format '{}' is not one of collbench, nccl-tests", o.format));
+  }
   Store store = Store::open(o.db, false);
   store.reapDeadRuns();
   int64_t id = resolveRun(store, o.run, o.db);
   std::optional<RunRecord> run = store.findRun(id);
   if (!run) throw UsageError(fmt::format("no run {} in '{}'", id, o.db));
-  printHeader(*run);
   std::vector<ResultRecord> results = store.results(id, o.samples);
+  if (o.format == "nccl-tests") {
+    fmt::print("# collbench run {}{}{}\n#\n", run->id, run->label.empty() ? "" : ", label ",
+               run->label);
+    printNcclTests(*run, results);
+    return 0;
+  }
+  printHeader(*run);
   if (results.empty()) {
     fmt::print("#\n# no results\n");
     return 0;
@@ -147,6 +215,10 @@ void setupShowCommand(CLI::App& app, Action& action) {
   sub->add_option("RUN", o->run, "Run id (see `collbench runs`), or last")->required();
   sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
   sub->add_flag("--samples", o->samples, "Also print every iteration's time, and per rank");
+  sub->add_option("--format", o->format,
+                  "collbench (grouped tables) or nccl-tests (nccl-tests' own table per variant, "
+                  "as `run --format nccl-tests` prints it)")
+      ->capture_default_str();
   sub->callback([o, &action] { action = [o] { return doShow(*o); }; });
 }
 

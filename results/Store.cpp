@@ -18,6 +18,7 @@
 #include <limits>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <utility>
 
 #include "core/Error.h"
@@ -749,6 +750,16 @@ std::vector<ResultRecord> Store::resultsWithSamples(int64_t runId) const {
     if (ResultRecord* r = byId(s.int64At(0))) r->samplesUs = s.doublesAt(1);
   }
   return out;
+}
+
+std::vector<std::string> Store::storedValues(std::string_view column) const {
+  if (column != "collective" && column != "variant") {
+    throw std::invalid_argument("storedValues: not a CASE column");
+  }
+  Statement s(db_, fmt::format("SELECT DISTINCT {0} FROM results ORDER BY {0}", column));
+  std::vector<std::string> values;
+  while (s.step()) values.push_back(s.textAt(0));
+  return values;
 }
 
 std::vector<HistoryPoint> Store::history(const CasePattern& pattern,

@@ -104,6 +104,9 @@ class Store {
   // Results with status ok matching `pattern`, in runs matching `filter`, oldest run first
   // (without samples); filter.limit keeps the newest N runs that have a match.
   std::vector<HistoryPoint> history(const CasePattern& pattern, const RunFilter& filter) const;
+  // The distinct values of one result column ("collective" or "variant") over every stored
+  // result, sorted: what a CASE pattern can name.
+  std::vector<std::string> storedValues(std::string_view column) const;
   // PRAGMA integrity_check and foreign_key_check, the schema version and the row counts.
   DbCheckReport check() const;
   // Deletes runs (never running ones) with their results and samples, in one transaction;

@@ -37,8 +37,16 @@ hasnt "$out" "quoted"
 expect 0 "$cb" history 'allreduce::float:sum:4K:in' --db "$db" --limit 1
 [ "$(grep -c '^# allreduce:' <<<"$out")" -eq 2 ] || fail "4K in-place cases: $out"
 [ "$(grep -cE '^ +3 +20' <<<"$out")" -eq 2 ] || fail "--limit 1 keeps the newest run: $out"
-expect 0 "$cb" history allgather --db "$db"
-has "$out" "no stored results match allgather"
+# A collective or variant the database never stored is refused with what it has (a typo must
+# not look like an empty history); a stored one with no match under the filters is not an error.
+expect 2 "$cb" history allgather --db "$db"
+one_line_error "no collective 'allgather' in the database (it has: allreduce)"
+expect 2 "$cb" history nosuchcoll --db "$db"
+one_line_error "no collective 'nosuchcoll'"
+expect 2 "$cb" history allreduce:ring --db "$db"
+one_line_error "no variant 'ring' in the database (it has: "
+expect 0 "$cb" history allreduce --db "$db" --label nosuchlabel
+has "$out" "no stored results match allreduce"
 expect 2 "$cb" history allreduce::::1Q --db "$db"
 one_line_error "CASE 'allreduce::::1Q'"
 expect 2 "$cb" history allreduce --db "$db" --since yesterday

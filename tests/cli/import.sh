@@ -70,6 +70,39 @@ for path in sys.argv[2:]:
             assert got == want, (path, t[0], place, got, want)
 EOF
 
+# `show --format nccl-tests` re-prints an imported nccl-tests run in nccl-tests' own table: the
+# header lines and every row character for character for a log of the nccl-tests version whose
+# layout collbench prints (2022+); the same fields for a newer log (wider #wrong column).
+table() { sed -n '/out-of-place/,/^# Out of bounds/p' | grep -v '^# Out of bounds'; }
+for log in "$old1" "$(echo "$samples"/nccltests_9_*.txt)"; do
+  run=$(sqlite3 "$db" "SELECT id FROM runs WHERE command_line = 'import $log'")
+  expect 0 "$cb" show "$run" --db "$db" --format nccl-tests
+  want=$(table <"$log")
+  got=$(table <<<"$out")
+  if [ "$log" = "$old1" ]; then
+    [ -n "$want" ] && [ "$got" = "$want" ] ||
+      fail "show --format nccl-tests of $log differs: $(diff <(echo "$want") <(echo "$got") | head -5)"
+    continue
+  fi
+  # Newer nccl-tests print every time with 2 decimals; collbench's 2022 layout drops decimals
+  # as times grow: the times agree to the digits printed, every other field exactly.
+  python3 - <(grep -v '^#' <<<"$want") <(grep -v '^#' <<<"$got") <<'EOF' || fail "show --format nccl-tests of $log: values differ"
+import sys
+want = [l.split() for l in open(sys.argv[1]) if l.strip()]
+got = [l.split() for l in open(sys.argv[2]) if l.strip()]
+assert len(want) == len(got) > 0, (len(want), len(got))
+for w, g in zip(want, got):
+    for i, (a, b) in enumerate(zip(w, g)):
+        if i in (5, 9):
+            digits = len(b.split(".")[1]) if "." in b else 0
+            assert abs(float(a) - float(b)) <= 0.5 * 10 ** -digits + 1e-9, (w, g)
+        else:
+            assert a == b, (w, g)
+EOF
+done
+expect 2 "$cb" show 1 --db "$db" --format osu
+has "$err" "--format 'osu' is not one of collbench, nccl-tests"
+
 # A bare table (rows only), and lines under an MPI launcher's prefix: imported without flags.
 grep -v '^#' "$samples"/nccltests_9_*.txt | grep -v '^$' >"$tmp/bare.txt"
 expect 0 "$cb" import --db "$tmp/other.db" "$tmp/bare.txt"
