@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/Command.h"
+#include "cli/ComparisonReport.h"
 #include "cli/RunRef.h"
 #include "core/Error.h"
 #include "core/Size.h"
@@ -39,6 +40,12 @@ ReportRun loadRun(const Store& store, int64_t id, const std::string& db) {
   std::optional<RunRecord> run = store.findRun(id);
   if (!run) throw UsageError(fmt::format("no run {} in '{}'", id, db));
   return {*run, store.results(id, false)};
+}
+
+int64_t newestRun(const RunSet& side) {
+  return std::max_element(side.runs.begin(), side.runs.end(),
+                          [](const auto& a, const auto& b) { return a.id < b.id; })
+      ->id;
 }
 
 // The report's own command line for the page footer, rebuilt from the parsed options.
@@ -103,8 +110,17 @@ int doReport(const ReportOptions& o) {
     input.runs.push_back(loadRun(store, id, o.db));
   }
   if (!o.compare.empty()) {
-    input.compare.emplace(loadRun(store, resolveRun(store, o.compare[0], o.db), o.db),
-                          loadRun(store, resolveRun(store, o.compare[1], o.db), o.db));
+    // The sides take compare's forms (ids, label:NAME@last-K); the page draws the newest run of
+    // each side and colours only what compare's run-level test decides over all of them.
+    LoadedRuns sides = loadRuns(store, o.compare[0], o.compare[1], false);
+    Comparison c = compareRuns(sides.base, sides.cand, CompareOptions{});
+    input.compare.emplace(loadRun(store, newestRun(sides.base), o.db),
+                          loadRun(store, newestRun(sides.cand), o.db));
+    HtmlReportInput::Verdicts verdicts;
+    for (const CaseComparison& cc : c.cases) verdicts.cases.emplace(cc.key, cc);
+    verdicts.sides = fmt::format("{} vs {}", sides.baseName, sides.candName);
+    verdicts.summary = summaryLine(c);
+    input.verdicts = std::move(verdicts);
   }
   if (!o.historyLabel.empty()) {
     RunFilter filter;
@@ -140,7 +156,9 @@ void setupReportCommand(CLI::App& app, Action& action) {
   sub->add_option("RUN", o->runs, "Run ids (see `collbench runs`), or last");
   sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
   sub->add_option("-o,--output", o->output, "HTML file to write")->capture_default_str();
-  sub->add_option("--compare", o->compare, "Overlay two runs and tabulate the changes")
+  sub->add_option("--compare", o->compare,
+                  "Overlay two sides (run ids or label:NAME[@last-K], as compare) and tabulate "
+                  "the changes; only what compare's run-level test decides is coloured")
       ->expected(2)
       ->type_name("RUN");
   sub->add_option("--history-label", o->historyLabel,

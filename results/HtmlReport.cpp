@@ -782,15 +782,31 @@ CaseTuple caseOf(const ResultRecord& r) {
   return {GroupKey::of(r), r.variant, r.root, r.sizeBytes};
 }
 
-std::string changeCell(double base, double cand, bool higherIsBetter) {
+// A change, coloured only when the run-level test of `collbench compare` calls the case a
+// regression or an improvement (a difference within the noise is not a finding).
+std::string changeCell(double base, double cand, const char* cls) {
   if (!(base > 0) || !std::isfinite(cand)) return "<td class=\"num\">-</td>";
   double pct = (cand - base) / base * 100;
-  double better = higherIsBetter ? pct : -pct;
-  const char* cls = better >= kHighlightPct ? " better" : better <= -kHighlightPct ? " worse" : "";
   return fmt::format("<td class=\"num{}\">{:+.1f}%</td>", cls, pct);
 }
 
-std::string compareSection(const ReportRun& base, const ReportRun& cand, Palette& palette) {
+const char* verdictClass(const CaseComparison* v) {
+  if (!v) return "";
+  if (v->verdict == Verdict::kRegression) return " worse";
+  if (v->verdict == Verdict::kImprovement) return " better";
+  return "";
+}
+
+std::string verdictCell(const CaseComparison* v) {
+  if (!v) return "<td>-</td>";
+  std::string text(verdictName(v->verdict));
+  if (!v->note.empty()) text += " (" + v->note + ")";
+  return fmt::format("<td class=\"verdict{}\">{}</td>", verdictClass(v), htmlEscape(text));
+}
+
+std::string compareSection(const ReportRun& base, const ReportRun& cand,
+                           const std::optional<HtmlReportInput::Verdicts>& verdicts,
+                           Palette& palette) {
   const RunRecord& b = base.run;
   const RunRecord& c = cand.run;
   std::string out = fmt::format(
@@ -826,10 +842,17 @@ std::string compareSection(const ReportRun& base, const ReportRun& cand, Palette
   }
   out += fmt::format(
       "<p class=\"note\">Dashed lines: baseline #{}; solid lines: candidate #{}. Changes are of "
-      "the stored statistic; cells beyond ±{:g}% are coloured (a hint: <code>collbench "
-      "compare</code> tests significance over the samples).</p>\n",
-      b.id, c.id, kHighlightPct);
-
+      "the stored statistic. {}</p>\n",
+      b.id, c.id,
+      verdicts
+          ? fmt::format("Verdicts are <code>collbench compare</code>'s run-level test over {}; "
+                        "a change is coloured only where that test finds a regression "
+                        "(red) or an improvement (green).",
+                        htmlEscape(verdicts->sides))
+          : "No test was run: nothing is coloured.");
+  if (verdicts) {
+    out += fmt::format("<p class=\"summary\">{}</p>\n", htmlEscape(verdicts->summary));
+  }
   std::map<CaseTuple, const ResultRecord*> baseCases, candCases;
   for (const ResultRecord& r : base.results) {
     if (isOk(r)) baseCases[caseOf(r)] = &r;
@@ -841,7 +864,7 @@ std::string compareSection(const ReportRun& base, const ReportRun& cand, Palette
   std::vector<Group> baseGroups = groupResults(base.results);
   std::vector<Group> candGroups = groupResults(cand.results);
   std::string figures;
-  int matched = 0, better = 0, worse = 0;
+  int matched = 0, better = 0, worse = 0, untested = 0;
   for (const Group& g : baseGroups) {
     auto cg = std::find_if(candGroups.begin(), candGroups.end(),
                            [&](const Group& x) { return x.key == g.key; });
@@ -873,18 +896,21 @@ std::string compareSection(const ReportRun& base, const ReportRun& cand, Palette
       if (it == candCases.end()) continue;
       const ResultRecord& n = *it->second;
       ++cases;
-      // Better or worse by busbw when there is one, else by time.
-      double change = r->busbw > 0    ? (n.busbw - r->busbw) / r->busbw * 100
-                      : r->timeUs > 0 ? (r->timeUs - n.timeUs) / r->timeUs * 100
-                                      : 0;
-      better += change >= kHighlightPct ? 1 : 0;
-      worse += change <= -kHighlightPct ? 1 : 0;
+      const CaseComparison* v = nullptr;
+      if (verdicts) {
+        auto found = verdicts->cases.find(CaseKey::of(*r));
+        if (found != verdicts->cases.end()) v = &found->second;
+      }
+      better += v && v->verdict == Verdict::kImprovement ? 1 : 0;
+      worse += v && v->verdict == Verdict::kRegression ? 1 : 0;
+      untested += !v || v->verdict == Verdict::kInconclusive ? 1 : 0;
+      const char* cls = verdictClass(v);
       rows += fmt::format(
           "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-          "class=\"num\">{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>\n",
+          "class=\"num\">{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td>{}{}</tr>\n",
           htmlEscape(lineName(*r, manyRoots)), r->sizeBytes, num(r->busbw), num(n.busbw),
-          changeCell(r->busbw, n.busbw, true), num(r->timeUs), num(n.timeUs),
-          changeCell(r->timeUs, n.timeUs, false));
+          changeCell(r->busbw, n.busbw, cls), num(r->timeUs), num(n.timeUs),
+          changeCell(r->timeUs, n.timeUs, cls), verdictCell(v));
     }
     matched += cases;
     figures +=
@@ -895,7 +921,7 @@ std::string compareSection(const ReportRun& base, const ReportRun& cand, Palette
       figures += fmt::format(
           "<table class=\"data change\"><tr><th>variant</th><th>size</th><th>busbw base</th>"
           "<th>busbw cand</th><th>busbw change</th><th>time base (us)</th><th>time cand "
-          "(us)</th><th>time change</th></tr>\n{}</table>\n",
+          "(us)</th><th>time change</th><th>verdict</th></tr>\n{}</table>\n",
           rows);
     } else {
       figures += "<p class=\"note\">No case of this group was measured by both runs.</p>\n";
@@ -909,9 +935,10 @@ std::string compareSection(const ReportRun& base, const ReportRun& cand, Palette
     out += "<p class=\"empty\">The two runs have no measured case in common.</p>\n";
   } else {
     out += fmt::format(
-        "<p class=\"summary\"><b>{} case{} in common</b>: {} better and {} worse by {:g}% or "
-        "more (busbw, or time where there is no bus bandwidth), {} within.</p>\n",
-        matched, matched == 1 ? "" : "s", better, worse, kHighlightPct, matched - better - worse);
+        "<p class=\"summary\"><b>{} case{} in common</b>: {} regression{}, {} improvement{}, {} "
+        "untested or inconclusive.</p>\n",
+        matched, matched == 1 ? "" : "s", worse, worse == 1 ? "" : "s", better,
+        better == 1 ? "" : "s", untested);
   }
   if (onlyBase > 0 || onlyCand > 0) {
     out += fmt::format(
@@ -1068,7 +1095,7 @@ std::string renderHtmlReport(const HtmlReportInput& input) {
   }
   if (input.compare) {
     nav += "<a href=\"#compare\">Comparison</a>";
-    body += compareSection(input.compare->first, input.compare->second, palette);
+    body += compareSection(input.compare->first, input.compare->second, input.verdicts, palette);
   }
   if (input.history) {
     nav += "<a href=\"#history\">History</a>";

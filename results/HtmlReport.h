@@ -9,12 +9,15 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "results/Case.h"
+#include "results/Compare.h"
 #include "results/Records.h"
 
 namespace cb {
@@ -109,8 +112,17 @@ struct HtmlReportInput {
   std::string generatedAt;      // ISO-8601 UTC
   std::string commandLine;      // of the report command, shown in the footer
   std::vector<ReportRun> runs;  // one section each, in this order
-  // Base and candidate of the comparison section.
+  // Base and candidate of the comparison section (the newest run of each side is drawn).
   std::optional<std::pair<ReportRun, ReportRun>> compare;
+  // The verdicts of `collbench compare` over every replicate of both sides (results/Compare.h):
+  // the comparison table colours a change only where this test calls it a regression or an
+  // improvement. Without them nothing is coloured.
+  struct Verdicts {
+    std::map<CaseKey, CaseComparison> cases;
+    std::string sides;    // "run 12 vs label:pr@last-3 (runs 9, 8, 7)"
+    std::string summary;  // compare's summary line
+  };
+  std::optional<Verdicts> verdicts;
   struct History {
     std::string label;
     std::optional<uint64_t> sizeBytes;  // none: each series at the largest size it measured
@@ -118,10 +130,6 @@ struct HtmlReportInput {
   };
   std::optional<History> history;
 };
-
-// Changes of at least this many percent are coloured in the comparison table (a hint only:
-// `collbench compare` and `gate` decide with statistics over the samples).
-constexpr double kHighlightPct = 5.0;
 
 std::string renderHtmlReport(const HtmlReportInput& input);
 

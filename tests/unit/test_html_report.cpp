@@ -334,10 +334,36 @@ TEST(HtmlReport, ComparisonOverlaysAndTabulatesChanges) {
   // Per variant: the baseline dashed and the candidate solid, in both charts.
   EXPECT_EQ(countOf(page, "<path class=\"line\""), 8u);
   EXPECT_EQ(countOf(page, "stroke-dasharray"), 4u);
-  EXPECT_TRUE(contains(page, "<b>11 cases in common</b>: 0 better and 11 worse by 5% or more"));
+  // Without the test's verdicts nothing is coloured, however large the change.
+  EXPECT_TRUE(contains(page,
+                       "<b>11 cases in common</b>: 0 regressions, 0 improvements, 11 "
+                       "untested or inconclusive"));
   EXPECT_EQ(countOf(page, "<table class=\"data change\">"), 1u);
-  EXPECT_EQ(countOf(page, "<td class=\"num worse\">-50.0%</td>"), 11u);
-  EXPECT_EQ(countOf(page, "<td class=\"num worse\">+100.0%</td>"), 11u);
+  EXPECT_EQ(countOf(page, "<td class=\"num\">-50.0%</td>"), 11u);
+  EXPECT_EQ(countOf(page, " worse\""), 0u);
+  EXPECT_TRUE(contains(page, "No test was run: nothing is coloured."));
+  // With verdicts: one regression and one "same" case, each coloured as the test says (a -50%
+  // change the test calls "same" stays plain).
+  HtmlReportInput::Verdicts verdicts;
+  CaseComparison regression, same;
+  regression.key = CaseKey::of(input.compare->first.results[0]);
+  regression.verdict = Verdict::kRegression;
+  same.key = CaseKey::of(input.compare->first.results[1]);
+  same.verdict = Verdict::kSame;
+  verdicts.cases.emplace(regression.key, regression);
+  verdicts.cases.emplace(same.key, same);
+  verdicts.sides = "run 1 vs run 2";
+  verdicts.summary = "1 regression";
+  input.verdicts = verdicts;
+  page = renderHtmlReport(input);
+  EXPECT_EQ(countOf(page, "<td class=\"num worse\">-50.0%</td>"), 1u);
+  EXPECT_EQ(countOf(page, "<td class=\"num worse\">+100.0%</td>"), 1u);
+  EXPECT_EQ(countOf(page, "<td class=\"verdict worse\">regression</td>"), 1u);
+  EXPECT_EQ(countOf(page, "<td class=\"verdict\">same</td>"), 1u);
+  EXPECT_TRUE(contains(page,
+                       "<b>11 cases in common</b>: 1 regression, 0 improvements, 9 "
+                       "untested or inconclusive"));
+  EXPECT_TRUE(contains(page, "over run 1 vs run 2"));
   EXPECT_TRUE(contains(page, "Measured by one run only: 1 case of the baseline, 0 of"));
   EXPECT_EQ(page.find("fingerprints differ"), std::string::npos);
   input.compare->second.run.fingerprint = "other";
