@@ -22,5 +22,6 @@ void setupExportCommand(CLI::App& app, Action& action);
 void setupDbCommand(CLI::App& app, Action& action);
 void setupReportCommand(CLI::App& app, Action& action);
 void setupP2pCommand(CLI::App& app, Action& action);
+void setupProxyCommand(CLI::App& app, Action& action);
 
 }  // namespace cb::cli

@@ -39,7 +39,7 @@ struct ReportOptions {
 ReportRun loadRun(const Store& store, int64_t id, const std::string& db) {
   std::optional<RunRecord> run = store.findRun(id);
   if (!run) throw UsageError(fmt::format("no run {} in '{}'", id, db));
-  return {*run, store.results(id, false)};
+  return {*run, store.results(id, false), store.runDetail(id, "proxy")};
 }
 
 int64_t newestRun(const RunSet& side) {

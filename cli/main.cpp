@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   cb::cli::setupShowCommand(app, action);
   cb::cli::setupImportCommand(app, action);
   cb::cli::setupP2pCommand(app, action);
+  cb::cli::setupProxyCommand(app, action);
   cb::cli::setupCompareCommand(app, action);
   cb::cli::setupGateCommand(app, action);
   cb::cli::setupHistoryCommand(app, action);

@@ -745,11 +745,14 @@ std::string runSection(const ReportRun& rr, Palette& palette) {
   if (rr.results.empty()) {
     return out + "<p class=\"empty\">No results stored for this run.</p>\n</section>\n";
   }
+  if (rr.proxyJson) out += renderProxyDetail(*rr.proxyJson);
   for (const Group& g : groupResults(rr.results)) {
     if (isP2pTest(g.key.collective)) {
       out += p2pFigure(g, run, palette);
       continue;
     }
+    // A proxy's step times are shown by renderProxyDetail, not as a function of size.
+    if (rr.proxyJson && g.results.front()->collective.rfind("proxy-", 0) == 0) continue;
     std::string title = g.key.title();
     SizeCharts charts = sizeCharts(title);
     std::vector<LegendEntry> legend;

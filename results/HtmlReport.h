@@ -104,7 +104,13 @@ std::string renderSvgChart(const ChartSpec& spec);
 struct ReportRun {
   RunRecord run;
   std::vector<ResultRecord> results;  // in the order measured (samples not needed)
+  // A training proxy's stored document (Store::runDetail(id, "proxy")), when the run is one.
+  std::optional<std::string> proxyJson = std::nullopt;
 };
+
+// The proxy part of a run's section (results/HtmlProxy.cpp): step metrics, calls, the timeline
+// of one step per rank and the scaling charts, from the stored "collbench-proxy/1" document.
+std::string renderProxyDetail(const std::string& json);
 
 struct HtmlReportInput {
   std::string title = "collbench report";

@@ -113,6 +113,16 @@ CREATE TABLE rank_samples (
   PRIMARY KEY (result_id, rank)
 ) WITHOUT ROWID;
 )sql",
+    // 2: documents attached to a run, by kind (a training proxy's metrics, timeline and scaling
+    // table: kind "proxy", JSON "collbench-proxy/1").
+    R"sql(
+CREATE TABLE run_details (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  kind TEXT NOT NULL,
+  json TEXT NOT NULL,
+  PRIMARY KEY (run_id, kind)
+) WITHOUT ROWID;
+)sql",
 };
 
 constexpr int kLatestVersion = static_cast<int>(std::size(kMigrations));
@@ -573,6 +583,21 @@ void Store::addResults(const std::vector<ResultRecord>& results) {
   ResultWriter writer(db_, path_);
   for (const ResultRecord& r : results) writer.write(r);
   tx.commit();
+}
+
+void Store::setRunDetail(int64_t runId, const std::string& kind, const std::string& json) {
+  Transaction tx(db_);
+  Statement s(db_, "INSERT OR REPLACE INTO run_details (run_id, kind, json) VALUES (?1, ?2, ?3)");
+  s.bind(1, runId).bind(2, kind).bind(3, json);
+  s.run();
+  tx.commit();
+}
+
+std::optional<std::string> Store::runDetail(int64_t runId, const std::string& kind) const {
+  Statement s(db_, "SELECT json FROM run_details WHERE run_id = ?1 AND kind = ?2");
+  s.bind(1, runId).bind(2, kind);
+  if (!s.step()) return std::nullopt;
+  return s.textAt(0);
 }
 
 void Store::finishRun(int64_t runId, RunStatus status) {

@@ -86,6 +86,10 @@ class Store {
   void addResult(const ResultRecord& result);                 // one transaction per result
   void addResults(const std::vector<ResultRecord>& results);  // one transaction for all
   void finishRun(int64_t runId, RunStatus status);            // sets finishedAt to now
+  // A document attached to a run (one per kind; replaced when set again), e.g. kind "proxy":
+  // a training proxy's metrics, timeline and scaling table as JSON.
+  void setRunDetail(int64_t runId, const std::string& kind, const std::string& json);
+  std::optional<std::string> runDetail(int64_t runId, const std::string& kind) const;
   // Runs left "running" by a process that is gone (same host, pid dead) become "interrupted".
   void reapDeadRuns();
 

@@ -1,0 +1,367 @@
+// `collbench proxy dp|tp|pp|hybrid`: one training step's communication replayed on the world with
+// modelled compute between the calls (training_proxies/Proxy.h), its metrics printed and stored:
+// one result per world size (collective "proxy-<mode>", placement "step", time = step time,
+// samples = per-step times) so runs/show/compare/gate treat a step like a collective, and the
+// whole document (calls, timeline, scaling) attached to the run for `report`.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "cli/Command.h"
+#include "cli/RunContext.h"
+#include "collectives/transport/Transports.h"
+#include "core/Error.h"
+#include "core/Interrupt.h"
+#include "core/Size.h"
+#include "core/Stats.h"
+#include "core/Text.h"
+#include "training_proxies/ProxyReport.h"
+
+namespace cb::cli {
+namespace {
+
+using namespace cb::proxy;
+
+struct ProxyCliOptions {
+  std::string mode;
+  std::string model = "bert-large";
+  std::string modelJson;
+  int blocks = 0, hidden = 0, heads = 0, kvHeads = 0, ffn = 0, vocab = 0;
+  std::string mlp = "gelu";
+  int seq = 0;
+  int layers = 0;
+  double batch = 1;
+  std::string gradType = "float", actType = "bfloat16";
+  double tflops = 100;
+  double compute = 1;
+  int dp = 0, tp = 0, pp = 0;
+  std::string layout = "tp,pp,dp";
+  std::string dpKind = "allreduce";
+  std::string bucketCap = "25M", firstBucket = "1M";
+  bool noOverlap = false;
+  int servers = 1;
+  std::string tpKind = "megatron";
+  std::string schedule = "1f1b";
+  int microBatches = 4;
+  std::string stageWeights;
+  int steps = 10, warmup = 2, check = 1;
+  double timeout = 300;
+  std::string algo, transport;
+  std::string scaling = "none";
+  std::string json;
+  std::string db = "collbench.db";
+  bool noDb = false;
+  std::string label;
+  WorldOptions world;
+};
+
+std::vector<std::string> splitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t c = s.find(',', start);
+    if (c == std::string::npos) c = s.size();
+    out.push_back(s.substr(start, c - start));
+    start = c + 1;
+  }
+  return out;
+}
+
+ProxyOptions toOptions(const ProxyCliOptions& c) {
+  ProxyOptions o;
+  o.mode = parseProxyMode(c.mode);
+  const bool custom = c.model == "custom";
+  if (!c.modelJson.empty()) {
+    o.model = modelFromJsonFile(c.modelJson);
+  } else if (custom) {
+    TransformerShape s;
+    s.blocks = c.blocks;
+    s.hidden = c.hidden;
+    s.heads = c.heads;
+    s.kvHeads = c.kvHeads;
+    s.ffn = c.ffn > 0 ? c.ffn : 4 * c.hidden;
+    s.seq = c.seq;
+    s.vocab = c.vocab;
+    if (c.mlp != "gelu" && c.mlp != "swiglu") {
+      throw UsageError(fmt::format("--mlp must be gelu or swiglu, not '{}'", c.mlp));
+    }
+    s.swiglu = c.mlp == "swiglu";
+    o.model = transformerModel(s);
+  } else {
+    if (c.blocks || c.hidden || c.heads || c.ffn || c.vocab || c.kvHeads) {
+      throw UsageError("--blocks/--hidden/--heads/--ffn/--vocab/--kv-heads need --model custom");
+    }
+    o.model = presetModel(c.model, c.seq);
+  }
+  if (c.layers != 0) sliceModel(o.model, c.layers);
+  if (!(c.batch > 0)) throw UsageError(fmt::format("--batch {} must be positive", c.batch));
+  o.batch = c.batch;
+  o.gradType = parseDataType(c.gradType);
+  o.actType = parseDataType(c.actType);
+  for (DataType t : {o.gradType, o.actType}) {
+    if (!redOpValidFor(RedOp::kSum, t)) {
+      throw UsageError(fmt::format("{} can't carry gradients (no sum)", dataTypeName(t)));
+    }
+  }
+  if (!(c.tflops > 0)) throw UsageError(fmt::format("--tflops {} must be positive", c.tflops));
+  o.tflops = c.tflops;
+  if (c.compute < 0) throw UsageError("--compute must be >= 0 (0: communication only)");
+  o.computeScale = c.compute;
+  o.dp = c.dp;
+  o.tp = c.tp;
+  o.pp = c.pp;
+  if (o.mode != ProxyMode::kHybrid && (c.dp || c.tp || c.pp)) {
+    throw UsageError("--dp/--tp/--pp set a hybrid layout: use `collbench proxy hybrid`");
+  }
+  o.layoutOrder = splitComma(c.layout);
+  {
+    auto sorted = o.layoutOrder;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != std::vector<std::string>{"dp", "pp", "tp"}) {
+      throw UsageError(fmt::format(
+          "--layout '{}' must name dp, tp and pp once each, innermost first (e.g. tp,pp,dp)",
+          c.layout));
+    }
+  }
+  o.dpKind = parseDpKind(c.dpKind);
+  o.bucketCapBytes = parseSize(c.bucketCap);
+  o.firstBucketBytes = parseSize(c.firstBucket);
+  if (o.bucketCapBytes == 0 || o.firstBucketBytes == 0) {
+    throw UsageError("--bucket-cap and --first-bucket must be positive");
+  }
+  o.overlap = !c.noOverlap;
+  o.servers = c.servers;
+  o.tpKind = parseTpKind(c.tpKind);
+  o.schedule = parsePpSchedule(c.schedule);
+  if (c.microBatches < 1) throw UsageError(fmt::format("-m {} must be at least 1", c.microBatches));
+  o.microBatches = c.microBatches;
+  if (!c.stageWeights.empty()) {
+    for (const auto& w : splitComma(c.stageWeights)) {
+      double v = 0;
+      try {
+        size_t used = 0;
+        v = std::stod(w, &used);
+        if (used != w.size()) v = -1;
+      } catch (const std::exception&) {
+        v = -1;
+      }
+      if (!(v > 0))
+        throw UsageError(fmt::format("--stage-weights: '{}' is not a positive number", w));
+      o.stageWeights.push_back(v);
+    }
+  }
+  if (c.steps < 1) throw UsageError(fmt::format("--steps {} must be at least 1", c.steps));
+  if (c.warmup < 0) throw UsageError("--warmup must not be negative");
+  if (c.check < 0) throw UsageError("-c must not be negative");
+  if (!(c.timeout > 0)) throw UsageError("-T must be positive");
+  o.steps = c.steps;
+  o.warmup = c.warmup;
+  o.checkRounds = c.check;
+  o.timeoutSeconds = c.timeout;
+  o.algo = c.algo;
+  if (!c.transport.empty()) {
+    auto names = transportNames();
+    if (std::find(names.begin(), names.end(), c.transport) == names.end()) {
+      throw UsageError(
+          fmt::format("unknown --transport '{}' (one of {})", c.transport, fmt::join(names, ", ")));
+    }
+  }
+  o.variant.transport = c.transport;
+  o.variant.prepareTimeoutSeconds = c.timeout;
+  o.scaling = parseScalingKind(c.scaling);
+  return o;
+}
+
+std::string formText(const ProxyOptions& o, const Layout& l) {
+  switch (o.mode) {
+    case ProxyMode::kDp:
+      return fmt::format("{}{}", dpKindName(o.dpKind),
+                         o.dpKind != DpKind::kParameterServer && !o.overlap ? "-nooverlap" : "");
+    case ProxyMode::kTp: return std::string(tpKindName(o.tpKind));
+    case ProxyMode::kPp: return fmt::format("{}-m{}", ppScheduleName(o.schedule), o.microBatches);
+    case ProxyMode::kHybrid: return fmt::format("dp{}xtp{}xpp{}", l.dp, l.tp, l.pp);
+  }
+  return "?";
+}
+
+ResultRecord stepRecord(const ProxyOptions& o, const ProxyResult& r, const ProxyRun& run,
+                        int64_t runId) {
+  ResultRecord rec;
+  rec.runId = runId;
+  rec.collective = fmt::format("proxy-{}", proxyModeName(o.mode));
+  rec.variant = fmt::format("{}{}/{}/{}", o.model.name,
+                            o.model.sliced() ? fmt::format("-{}blk", o.model.slicedBlocks) : "",
+                            formText(o, run.layout), variantLabel(r));
+  rec.dtype = std::string(dataTypeName(o.gradType));
+  rec.op = "sum";
+  rec.root = -1;
+  rec.sizeBytes = run.commBytesPerStep;
+  rec.count = static_cast<uint64_t>(run.batchPerRank * run.layout.dp + 0.5);
+  rec.placement = "step";
+  rec.nranks = run.n;
+  rec.status = "ok";
+  rec.wrong = run.wrong;
+  // Bandwidth of a step: the bytes rank 0 hands to communication per step over the step time.
+  rec.algbw = rec.busbw = run.step > 0 ? run.commBytesPerStep / run.step / 1e9 : 0;
+  Summary s = summarize(run.stepSamples);
+  setTiming(rec, s, s.median, run.steps, Statistic::kMedian, run.stepSamples, run.rankSteps);
+  return rec;
+}
+
+int doProxy(const ProxyCliOptions& c) {
+  ProxyOptions o = toOptions(c);  // bad input fails here, before any rank starts
+  if (!c.json.empty()) {
+    std::ofstream probe(c.json, std::ios::app);
+    if (!probe) throw UsageError(fmt::format("--json {}: cannot write there", c.json));
+  }
+  installInterruptHandlers();
+  const std::string cmdline = commandLine();
+  int exitCode = 0;
+  runInWorld(c.world, [&](Communicator& comm) {
+    try {
+      validateProxy(o, comm.size());
+      validateVariant(o, comm.worldKind(), comm.size());
+    } catch (const UsageError&) {
+      // Every rank fails alike: rank 0 prints the one line.
+      if (comm.rank() != 0) {
+        exitCode = 2;
+        return;
+      }
+      throw;
+    }
+    RunHeader header = collectHeader(comm, c.label, cmdline);
+    RunStore rs = openRunStore(comm, c.noDb ? "" : c.db, header.record);
+    const bool root = comm.rank() == 0;
+    std::FILE* out = stdout;
+    ProxyResult res;
+    try {
+      if (root) printHeader(out, header, nullptr);
+      const std::string algo = effectiveAlgo(o, comm.worldKind());
+      // The transport is resolved inside runProxy; print the set-up with what the user asked.
+      if (root) printProxySetup(out, o, comm.size(), algo, o.variant.transport);
+      std::fflush(out);
+      res = runProxy(comm, o);
+    } catch (const Error& e) {
+      if (rs.store) {
+        rs.store->finishRun(rs.runId, e.kind() == ErrorKind::kInterrupted ? RunStatus::kInterrupted
+                                                                          : RunStatus::kFailed);
+      }
+      if (comm.rank() != 0 &&
+          (e.kind() == ErrorKind::kUsage || e.kind() == ErrorKind::kEnvironment)) {
+        exitCode = exitCodeFor(e.kind());
+        return;
+      }
+      throw;
+    } catch (...) {
+      if (rs.store) rs.store->finishRun(rs.runId, RunStatus::kFailed);
+      throw;
+    }
+    if (!root) return;
+    printProxyResult(out, o, res);
+    const std::string doc = proxyJson(o, res);
+    if (!c.json.empty()) {
+      std::ofstream f(c.json);
+      f << doc << "\n";
+      if (!f) throw EnvironmentError(fmt::format("--json {}: write failed", c.json));
+    }
+    int64_t wrong = 0;
+    for (const auto& run : res.runs) wrong += std::max<int64_t>(run.wrong, 0);
+    if (rs.store) {
+      std::vector<ResultRecord> recs;
+      for (const auto& run : res.runs) recs.push_back(stepRecord(o, res, run, rs.runId));
+      rs.store->addResults(recs);
+      rs.store->setRunDetail(rs.runId, "proxy", doc);
+      rs.store->finishRun(rs.runId, RunStatus::kOk);
+      fmt::print(out, "# stored as run {} in {}\n", rs.runId, c.db);
+    }
+    if (wrong > 0) {
+      fmt::print(stderr, "collbench: verification failed: {} element(s) wrong\n", wrong);
+      exitCode = 1;
+    }
+  });
+  return exitCode;
+}
+
+}  // namespace
+
+void setupProxyCommand(CLI::App& app, Action& action) {
+  auto o = std::make_shared<ProxyCliOptions>();
+  auto* sub = app.add_subcommand(
+      "proxy",
+      "Training proxies: one DP, TP, PP or hybrid training step's communication with modelled "
+      "compute; step time, exposed communication, overlap, bubble, scaling; stored like runs");
+  sub->add_option(
+         "mode", o->mode,
+         "dp (data parallel), tp (tensor parallel), pp (pipeline), hybrid (--dp/--tp/--pp)")
+      ->required();
+  sub->add_option("--model", o->model,
+                  "resnet50, bert-large, gpt2-xl, llama2-7b, llama2-13b, llama2-70b, gpt3-175b, "
+                  "or custom (with --blocks --hidden --heads --seq ...)")
+      ->capture_default_str();
+  sub->add_option("--model-json", o->modelJson,
+                  "A model from JSON: a transformer shape or an explicit list of layers");
+  sub->add_option("--blocks", o->blocks, "custom: transformer blocks");
+  sub->add_option("--hidden", o->hidden, "custom: hidden size");
+  sub->add_option("--heads", o->heads, "custom: attention heads");
+  sub->add_option("--kv-heads", o->kvHeads, "custom: KV heads (grouped-query attention)");
+  sub->add_option("--ffn", o->ffn, "custom: MLP width (default 4 x hidden)");
+  sub->add_option("--vocab", o->vocab, "custom: vocabulary (0: no embedding and head)");
+  sub->add_option("--mlp", o->mlp, "custom: gelu (2 matrices) or swiglu (3)");
+  sub->add_option("--seq", o->seq, "Sequence length (default: the model's)");
+  sub->add_option("--layers", o->layers,
+                  "Run a slice: the first N blocks only (a model too big for the machine)");
+  sub->add_option("--batch", o->batch, "Samples per micro-batch per data-parallel rank")
+      ->capture_default_str();
+  sub->add_option("--grad-dtype", o->gradType, "Gradient type (float, bfloat16, half, ...)")
+      ->capture_default_str();
+  sub->add_option("--act-dtype", o->actType, "Activation type")->capture_default_str();
+  sub->add_option("--tflops", o->tflops, "Modelled compute throughput per rank")
+      ->capture_default_str();
+  sub->add_option("--compute", o->compute, "Scale of the modelled compute (0: communication only)")
+      ->capture_default_str();
+  sub->add_option("--dp", o->dp, "hybrid: data-parallel ranks (0: the rest)");
+  sub->add_option("--tp", o->tp, "hybrid: tensor-parallel ranks");
+  sub->add_option("--pp", o->pp, "hybrid: pipeline stages");
+  sub->add_option("--layout", o->layout, "Rank order of the dimensions, innermost first")
+      ->capture_default_str();
+  sub->add_option("--dp-kind", o->dpKind, "allreduce (DDP buckets), ps (parameter server), sharded")
+      ->capture_default_str();
+  sub->add_option("--bucket-cap", o->bucketCap, "DDP bucket cap")->capture_default_str();
+  sub->add_option("--first-bucket", o->firstBucket, "DDP first bucket cap")->capture_default_str();
+  sub->add_flag("--no-overlap", o->noOverlap,
+                "Start gradient communication after the whole backward (the contrast)");
+  sub->add_option("--servers", o->servers, "ps: server ranks (the first ranks)")
+      ->capture_default_str();
+  sub->add_option("--tp-kind", o->tpKind, "column, row, megatron, sequence")->capture_default_str();
+  sub->add_option("--schedule", o->schedule, "gpipe, 1f1b, async (no flush)")
+      ->capture_default_str();
+  sub->add_option("-m,--micro-batches", o->microBatches, "Pipeline micro-batches per step")
+      ->capture_default_str();
+  sub->add_option("--stage-weights", o->stageWeights,
+                  "Compute weight per stage, e.g. 1.5,1,1,1.5 (heavier first/last stage)");
+  sub->add_option("--steps", o->steps, "Timed steps")->capture_default_str();
+  sub->add_option("-w,--warmup", o->warmup, "Warm-up steps")->capture_default_str();
+  sub->add_option("-c,--check", o->check, "Verify every call once after timing (0: no)")
+      ->capture_default_str();
+  sub->add_option("-T,--timeout", o->timeout, "Deadline in seconds for any single wait")
+      ->capture_default_str();
+  sub->add_option("--algo", o->algo,
+                  "Variant of the collectives (default: mpi under MPI, ring in the local world)");
+  sub->add_option("--transport", o->transport, "Transport of hand-written variants and PP/PS");
+  sub->add_option("--scaling", o->scaling,
+                  "strong or weak: run on 1, 2, 4, ... N ranks, print speed-up and efficiency")
+      ->capture_default_str();
+  sub->add_option("--json", o->json, "Write metrics, calls, timeline and scaling to this file");
+  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
+  sub->add_flag("--no-db", o->noDb, "Do not store the run");
+  sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
+  sub->add_option("--np", o->world.np,
+                  "Ranks of the local world (threads; default: cores, at least 2)");
+  sub->callback([o, &action] { action = [o] { return doProxy(*o); }; });
+}
+
+}  // namespace cb::cli

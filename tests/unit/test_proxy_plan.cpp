@@ -1,0 +1,258 @@
+// Training proxies without timing: model shapes, DDP buckets, pipeline orders (step by step for
+// small p and m), the pipeline simulation's bubble, TP call patterns, scaling arithmetic and the
+// cost fit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/Error.h"
+#include "training_proxies/Model.h"
+#include "training_proxies/Plan.h"
+#include "training_proxies/Proxy.h"
+#include "training_proxies/Scaling.h"
+
+namespace cb::proxy {
+namespace {
+
+TEST(ProxyModel, PresetsMatchPublishedParameterCounts) {
+  // Within 3% of the headline figures (those round and include small extras).
+  for (const auto& name : presetNames()) {
+    Model m = presetModel(name);
+    ASSERT_GT(m.publishedParams, 0u) << name;
+    double ratio = static_cast<double>(m.params()) / static_cast<double>(m.publishedParams);
+    EXPECT_NEAR(ratio, 1.0, 0.03) << name << ": " << m.params();
+  }
+  Model gpt3 = presetModel("GPT-3");
+  EXPECT_EQ(gpt3.name, "gpt3-175b");
+  EXPECT_EQ(gpt3.hidden, 12288);
+  EXPECT_EQ(gpt3.totalBlocks, 96);
+  Model l70 = presetModel("llama2-70b");
+  EXPECT_EQ(l70.kvHeads, 8);
+  EXPECT_THROW(presetModel("gpt5"), UsageError);
+}
+
+TEST(ProxyModel, TransformerFlopsFollowTheUsualEstimate) {
+  // FFN = 4h, no vocab: forward per block = 24 s h^2 + 4 s^2 h per sample.
+  TransformerShape s;
+  s.blocks = 2;
+  s.hidden = 64;
+  s.heads = 4;
+  s.ffn = 256;
+  s.seq = 32;
+  Model m = transformerModel(s);
+  ASSERT_EQ(m.layers.size(), 2u);
+  const double h = 64, seq = 32;
+  EXPECT_DOUBLE_EQ(m.layers[0].fwdFlopsPerSample, 24 * seq * h * h + 4 * seq * seq * h);
+  EXPECT_EQ(m.layers[0].activationPerSample, 32u * 64u);
+}
+
+TEST(ProxyModel, SliceAndJson) {
+  Model m = presetModel("llama2-70b");
+  sliceModel(m, 4);
+  EXPECT_EQ(m.layers.size(), 4u);
+  EXPECT_TRUE(m.sliced());
+  EXPECT_THROW(sliceModel(m, 0), UsageError);
+  Model j = modelFromJsonText(
+      R"({"name":"tiny","blocks":3,"hidden":128,"heads":8,"seq":16,"mlp":"swiglu"})", "t");
+  EXPECT_EQ(j.layers.size(), 3u);
+  EXPECT_EQ(j.ffn, 512);
+  Model l = modelFromJsonText(
+      R"({"name":"mlp","layers":[{"params":10,"fwd_flops":100,"activation":4},{"params":20}]})",
+      "t");
+  EXPECT_EQ(l.params(), 30u);
+  EXPECT_THROW(modelFromJsonText("{", "t"), UsageError);
+  EXPECT_THROW(modelFromJsonText(R"({"blocks":2})", "t"), UsageError);
+}
+
+Model layersOf(std::vector<std::vector<uint64_t>> tensors) {
+  Model m;
+  m.name = "t";
+  for (auto& t : tensors) {
+    Layer l;
+    l.tensors = t;
+    l.block = true;
+    m.layers.push_back(l);
+  }
+  m.totalBlocks = m.slicedBlocks = static_cast<int>(m.layers.size());
+  return m;
+}
+
+TEST(ProxyPlan, DdpBucketsReverseOrderFirstCapThenCap) {
+  // 4-byte elements; caps 100 B (first) and 250 B.
+  Model m = layersOf({{10, 10}, {30}, {20, 20}, {5}});
+  auto b = ddpBuckets(m, 4, 250, 100);
+  // Reverse order: L3 t0 (20 B), L2 t1 (80 B: 100 >= 100 closes bucket 0).
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].bytes, 100u);
+  EXPECT_EQ(b[0].lastLayer, 3);
+  EXPECT_EQ(b[0].firstLayer, 2);
+  // Then L2 t0 (80), L1 (120): 200, L0 t1 (40): 240, L0 t0 (40): 280 >= 250 closes.
+  EXPECT_EQ(b[1].bytes, 280u);
+  EXPECT_EQ(b[1].firstLayer, 0);
+  EXPECT_EQ(b[1].lastLayer, 2);
+  uint64_t total = 0;
+  for (const auto& x : b) total += x.bytes;
+  EXPECT_EQ(total, (10 + 10 + 30 + 20 + 20 + 5) * 4u);
+  EXPECT_EQ(b[1].offsetBytes, 100u);
+}
+
+TEST(ProxyPlan, DdpBucketsPyTorchDefaultsOnBert) {
+  Model m = presetModel("bert-large");
+  auto b = ddpBuckets(m, 4, kDefaultBucketCapBytes, kDefaultFirstBucketBytes);
+  ASSERT_GT(b.size(), 2u);
+  // The first bucket closes as soon as it reaches 1 MiB; later ones at 25 MiB (a bucket exceeds
+  // its cap by at most its last tensor).
+  EXPECT_GE(b[0].bytes, kDefaultFirstBucketBytes);
+  for (size_t i = 1; i + 1 < b.size(); ++i) EXPECT_GE(b[i].bytes, kDefaultBucketCapBytes);
+  EXPECT_EQ(b[0].lastLayer, static_cast<int>(m.layers.size()) - 1);
+  EXPECT_EQ(b.back().firstLayer, 0);
+  for (size_t i = 1; i < b.size(); ++i) EXPECT_LE(b[i].firstLayer, b[i - 1].firstLayer);
+}
+
+TEST(ProxyPlan, GPipeOrders) {
+  EXPECT_EQ(orderText(pipelineOrder(PpSchedule::kGPipe, 0, 2, 3)), "F0 F1 F2 B0 B1 B2");
+  EXPECT_EQ(orderText(pipelineOrder(PpSchedule::kGPipe, 1, 2, 1)), "F0 B0");
+}
+
+TEST(ProxyPlan, OneFOneBOrders) {
+  // p = 3, m = 4: stage s warms up with p - s - 1 forwards.
+  EXPECT_EQ(orderText(pipelineOrder(PpSchedule::k1F1B, 0, 3, 4)), "F0 F1 F2 B0 F3 B1 B2 B3");
+  EXPECT_EQ(orderText(pipelineOrder(PpSchedule::k1F1B, 1, 3, 4)), "F0 F1 B0 F2 B1 F3 B2 B3");
+  EXPECT_EQ(orderText(pipelineOrder(PpSchedule::k1F1B, 2, 3, 4)), "F0 B0 F1 B1 F2 B2 F3 B3");
+  // Fewer micro-batches than stages: the warm-up is capped by m.
+  EXPECT_EQ(orderText(pipelineOrder(PpSchedule::k1F1B, 0, 3, 1)), "F0 B0");
+  EXPECT_EQ(orderText(pipelineOrder(PpSchedule::k1F1B, 0, 2, 2)), "F0 F1 B0 B1");
+}
+
+TEST(ProxyPlan, AsyncOrdersRunStepsWithoutFlush) {
+  // Two steps of m = 2 on stage 0 of 2: one warm-up forward for the whole window, not per step.
+  EXPECT_EQ(orderText(pipelineOrder(PpSchedule::kAsync, 0, 2, 2, 2)), "F0 F1 B0 F2 B1 F3 B2 B3");
+  EXPECT_EQ(orderText(pipelineOrder(PpSchedule::kAsync, 1, 2, 2, 2)), "F0 B0 F1 B1 F2 B2 F3 B3");
+  EXPECT_THROW(pipelineOrder(PpSchedule::k1F1B, 0, 2, 2, 2), InternalError);
+  EXPECT_THROW(pipelineOrder(PpSchedule::kGPipe, 0, 2, 0), UsageError);
+}
+
+std::vector<std::vector<PipeOp>> orders(PpSchedule s, int p, int m, int steps = 1) {
+  std::vector<std::vector<PipeOp>> o;
+  for (int st = 0; st < p; ++st) o.push_back(pipelineOrder(s, st, p, m, steps));
+  return o;
+}
+
+TEST(ProxyPlan, SimulatedBubbleIsTheFormulaForSynchronousSchedules) {
+  for (int p : {2, 3, 4}) {
+    for (int m : {1, 2, 4, 8}) {
+      std::vector<double> f(p, 1.0), b(p, 2.0);
+      for (PpSchedule s : {PpSchedule::kGPipe, PpSchedule::k1F1B}) {
+        PipelineSim sim = simulatePipeline(orders(s, p, m), f, b, 0);
+        EXPECT_DOUBLE_EQ(sim.makespan, 3.0 * (m + p - 1)) << p << " " << m;
+        for (int st = 0; st < p; ++st) {
+          EXPECT_NEAR(sim.bubbleFraction(st), idealBubble(p, m), 1e-12);
+        }
+      }
+    }
+  }
+  EXPECT_DOUBLE_EQ(idealBubble(3, 4), 2.0 / 6.0);
+}
+
+TEST(ProxyPlan, AsyncScheduleIdlesLessPerStep) {
+  const int p = 3, m = 4, steps = 5;
+  std::vector<double> f(p, 1.0), b(p, 2.0);
+  PipelineSim sync = simulatePipeline(orders(PpSchedule::k1F1B, p, m), f, b, 0);
+  PipelineSim async = simulatePipeline(orders(PpSchedule::kAsync, p, m, steps), f, b, 0);
+  EXPECT_LT(async.idle[0] / steps, sync.idle[0]);
+  EXPECT_LT(async.makespan / steps, sync.makespan);
+}
+
+TEST(ProxyPlan, StageBoundariesBalanceAndCoverTheModel) {
+  Model m = presetModel("gpt2-xl");
+  sliceModel(m, 6);
+  auto b = stageBoundaries(m, 3, {});
+  EXPECT_EQ(b, (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_THROW(stageBoundaries(m, 7, {}), UsageError);
+}
+
+TEST(ProxyPlan, TensorParallelPatterns) {
+  auto fwd = tpCalls(TpKind::kMegatron, true, 1000);
+  ASSERT_EQ(fwd.size(), 2u);
+  EXPECT_EQ(fwd[0].coll, Collective::kAllReduce);
+  EXPECT_EQ(tpCalls(TpKind::kMegatron, false, 1000).size(), 2u);
+  EXPECT_EQ(tpCalls(TpKind::kColumn, true, 8)[0].coll, Collective::kAllGather);
+  EXPECT_EQ(tpCalls(TpKind::kColumn, false, 8)[0].coll, Collective::kAllReduce);
+  EXPECT_EQ(tpCalls(TpKind::kRow, true, 8)[0].coll, Collective::kAllReduce);
+  EXPECT_EQ(tpCalls(TpKind::kRow, false, 8)[0].coll, Collective::kAllGather);
+  auto sp = tpCalls(TpKind::kSequence, true, 8);
+  ASSERT_EQ(sp.size(), 4u);
+  EXPECT_EQ(sp[0].coll, Collective::kReduceScatter);
+  EXPECT_EQ(sp[1].coll, Collective::kAllGather);
+  EXPECT_EQ(tpCount(sp[0], 4), 2u);
+  EXPECT_EQ(tpCount(fwd[0], 4), 1000u);
+}
+
+TEST(ProxyScaling, SpeedupAndEfficiency) {
+  EXPECT_DOUBLE_EQ(speedup(ScalingKind::kStrong, 10, 5, 2), 2.0);
+  EXPECT_DOUBLE_EQ(speedup(ScalingKind::kWeak, 10, 10, 4), 4.0);
+  EXPECT_DOUBLE_EQ(speedup(ScalingKind::kWeak, 10, 12.5, 4), 3.2);
+  EXPECT_EQ(scalingSizes(4), (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(scalingSizes(3), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(scalingSizes(1), (std::vector<int>{1}));
+}
+
+TEST(ProxyScaling, FitRecoversAlphaBeta) {
+  // Ring allreduce features; times made from alpha = 5 us, beta + gamma folded.
+  std::vector<CostSample> s;
+  for (int n : {2, 4, 8}) {
+    for (size_t count : {1024u, 65536u, 1u << 20}) {
+      CostFeatures f = costFeatures(Collective::kAllReduce, DataType::kFloat, count, n, "ring");
+      s.push_back({f, 5e-6 * f.messages + 0.2e-9 * f.bytes + 0.1e-9 * f.reduced});
+    }
+  }
+  CostFit fit = fitCost(s);
+  ASSERT_TRUE(fit.ok);
+  EXPECT_NEAR(fit.alpha, 5e-6, 1e-7);
+  EXPECT_LT(fit.medianRelError, 1e-6);
+  for (const auto& x : s) EXPECT_NEAR(fit.predict(x.f), x.seconds, x.seconds * 1e-6);
+  EXPECT_FALSE(fitCost({}).ok);
+}
+
+TEST(ProxyScaling, DpStepOverlapHidesCommunication) {
+  // Two layers, backward 2 each; bucket 0 (layer 1) ready at fwd + 2, bucket 1 at fwd + 4.
+  std::vector<Bucket> b(2);
+  b[0].firstLayer = 1;
+  b[1].firstLayer = 0;
+  DpStepSim on = simulateDpStep({1, 1}, {2, 2}, b, {1, 1}, true);
+  DpStepSim off = simulateDpStep({1, 1}, {2, 2}, b, {1, 1}, false);
+  EXPECT_DOUBLE_EQ(on.step, 7.0);  // bucket 0 runs 4..5, bucket 1 at 6..7
+  EXPECT_DOUBLE_EQ(on.exposed, 1.0);
+  EXPECT_DOUBLE_EQ(off.step, 8.0);
+  EXPECT_DOUBLE_EQ(off.exposed, 2.0);
+}
+
+TEST(ProxyLayout, TensorParallelInnermostAndBadLayouts) {
+  ProxyOptions o;
+  o.mode = ProxyMode::kHybrid;
+  o.dp = 2;
+  o.tp = 2;
+  Layout l = resolveLayout(o, 4, 1);
+  EXPECT_EQ(l.pp, 1);
+  EXPECT_EQ(l.tpIdx, 1);
+  EXPECT_EQ(l.dpIdx, 0);
+  l = resolveLayout(o, 4, 2);
+  EXPECT_EQ(l.tpIdx, 0);
+  EXPECT_EQ(l.dpIdx, 1);
+  o.layoutOrder = {"dp", "tp", "pp"};
+  l = resolveLayout(o, 4, 1);
+  EXPECT_EQ(l.dpIdx, 1);
+  EXPECT_EQ(l.tpIdx, 0);
+  o.dp = 3;
+  EXPECT_THROW(resolveLayout(o, 4, 0), UsageError);
+  o.model = presetModel("bert-large");
+  o.dp = 0;
+  o.tp = 3;  // 16 heads
+  EXPECT_THROW(validateProxy(o, 3), UsageError);
+  o.tp = 0;
+  o.pp = 0;
+  EXPECT_THROW(validateProxy(o, 4), UsageError);  // two dimensions unset
+}
+
+}  // namespace
+}  // namespace cb::proxy

@@ -1,0 +1,160 @@
+// Training proxies run end to end in local thread worlds (communication only, so fast): every
+// call is verified, the expected calls appear, the pipeline links carry the right data, the
+// parameter server sums; plus the stored document's round trip and its HTML rendering.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+
+#include "collectives/transport/LocalWorld.h"
+#include "results/HtmlReport.h"
+#include "results/Store.h"
+#include "training_proxies/Proxy.h"
+#include "training_proxies/ProxyReport.h"
+
+namespace cb::proxy {
+namespace {
+
+ProxyOptions small(ProxyMode mode) {
+  ProxyOptions o;
+  o.mode = mode;
+  TransformerShape s;
+  s.name = "tiny";
+  s.blocks = 2;
+  s.hidden = 256;
+  s.heads = 4;
+  s.ffn = 1024;
+  s.seq = 32;
+  o.model = transformerModel(s);  // 2 x 0.8 M parameters: 3 MiB of float gradients
+  o.computeScale = 0;
+  o.steps = 2;
+  o.warmup = 1;
+  o.timeoutSeconds = 60;
+  return o;
+}
+
+ProxyResult runLocal(int n, const ProxyOptions& o) {
+  ProxyResult result;
+  std::mutex mu;
+  LocalWorld::run(n, [&](Communicator& comm) {
+    ProxyResult r = runProxy(comm, o);
+    if (comm.rank() == 0) {
+      std::lock_guard<std::mutex> g(mu);
+      result = std::move(r);
+    }
+  });
+  return result;
+}
+
+const CallStat* findCall(const ProxyRun& run, const std::string& group, const std::string& coll) {
+  for (const auto& c : run.calls) {
+    if (c.group == group && c.coll == coll) return &c;
+  }
+  return nullptr;
+}
+
+TEST(ProxyRun, DataParallelBucketsAreVerified) {
+  ProxyOptions o = small(ProxyMode::kDp);
+  ProxyResult r = runLocal(2, o);
+  ASSERT_EQ(r.runs.size(), 1u);
+  const ProxyRun& run = r.runs[0];
+  EXPECT_EQ(run.wrong, 0);
+  EXPECT_EQ(run.steps, 2);
+  EXPECT_EQ(run.stepSamples.size(), 2u);
+  EXPECT_EQ(run.rankSteps.size(), 4u);
+  const CallStat* ar = findCall(run, "dp", "allreduce");
+  ASSERT_NE(ar, nullptr);
+  EXPECT_GT(ar->busbw, 0);
+  // The gradient bytes all go through the buckets: allreduce sends the whole gradient.
+  uint64_t bucketBytes = 0;
+  for (const auto& c : run.calls) {
+    if (c.group == "dp") bucketBytes += c.bytes * c.callsPerStep;
+  }
+  EXPECT_EQ(bucketBytes, o.model.params() * 4);
+  ASSERT_EQ(run.timeline.size(), 2u);
+  EXPECT_FALSE(run.timeline[0].empty());
+  EXPECT_EQ(r.algo, "ring");
+  EXPECT_EQ(r.transport, "local");
+}
+
+TEST(ProxyRun, TensorAndPipelineAndHybridAreVerified) {
+  ProxyOptions tp = small(ProxyMode::kTp);
+  tp.tpKind = TpKind::kSequence;
+  ProxyResult r = runLocal(2, tp);
+  EXPECT_EQ(r.runs[0].wrong, 0);
+  EXPECT_NE(findCall(r.runs[0], "tp", "reduce_scatter"), nullptr);
+  EXPECT_NE(findCall(r.runs[0], "tp", "allgather"), nullptr);
+
+  ProxyOptions pp = small(ProxyMode::kPp);
+  pp.microBatches = 3;
+  r = runLocal(2, pp);
+  EXPECT_EQ(r.runs[0].wrong, 0);
+  const CallStat* link = findCall(r.runs[0], "pp", "sendrecv");
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(r.runs[0].bubblePerStage.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.runs[0].bubbleIdeal, 1.0 / 4.0);
+
+  ProxyOptions hy = small(ProxyMode::kHybrid);
+  hy.dp = 2;
+  hy.pp = 2;
+  hy.microBatches = 2;
+  r = runLocal(4, hy);
+  EXPECT_EQ(r.runs[0].wrong, 0);
+  EXPECT_NE(findCall(r.runs[0], "dp", "allreduce"), nullptr);
+  EXPECT_NE(findCall(r.runs[0], "pp", "sendrecv"), nullptr);
+}
+
+TEST(ProxyRun, ParameterServerAndShardedAreVerified) {
+  ProxyOptions ps = small(ProxyMode::kDp);
+  ps.dpKind = DpKind::kParameterServer;
+  ProxyResult r = runLocal(3, ps);
+  EXPECT_EQ(r.runs[0].wrong, 0);
+  EXPECT_NE(findCall(r.runs[0], "ps", "push"), nullptr);
+  ProxyOptions sh = small(ProxyMode::kDp);
+  sh.dpKind = DpKind::kSharded;
+  r = runLocal(2, sh);
+  EXPECT_EQ(r.runs[0].wrong, 0);
+  EXPECT_NE(findCall(r.runs[0], "sharded", "reduce_scatter"), nullptr);
+}
+
+TEST(ProxyRun, ScalingHasMeasuredAndPredictedRows) {
+  ProxyOptions o = small(ProxyMode::kDp);
+  o.scaling = ScalingKind::kWeak;
+  ProxyResult r = runLocal(2, o);
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].n, 1);
+  EXPECT_EQ(r.runs[1].n, 2);
+  int measured = 0, predicted = 0;
+  for (const auto& row : r.scaling) (row.predicted ? predicted : measured) += 1;
+  EXPECT_EQ(measured, 2);
+  // 8 .. 1024 when the fit has at least two points (two bucket sizes at n = 2).
+  if (r.fit.ok) EXPECT_EQ(predicted, 8);
+  EXPECT_DOUBLE_EQ(r.scaling[0].speedup, 1.0);
+}
+
+TEST(ProxyRun, DocumentIsStoredAndRendered) {
+  ProxyOptions o = small(ProxyMode::kPp);
+  ProxyResult r = runLocal(2, o);
+  std::string doc = proxyJson(o, r);
+  auto path = std::filesystem::temp_directory_path() / "cb_proxy_doc_test.db";
+  std::filesystem::remove(path);
+  {
+    Store s = Store::open(path.string());
+    RunRecord run;
+    run.status = RunStatus::kOk;
+    int64_t id = s.beginRun(run);
+    s.setRunDetail(id, "proxy", doc);
+    EXPECT_EQ(s.runDetail(id, "proxy"), doc);
+    EXPECT_EQ(s.runDetail(id, "other"), std::nullopt);
+  }
+  std::filesystem::remove(path);
+  std::string html = renderProxyDetail(doc);
+  EXPECT_NE(html.find("class=\"chart timeline\""), std::string::npos);
+  EXPECT_NE(html.find("send act0"), std::string::npos);
+  EXPECT_NE(renderProxyDetail("{").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(renderProxyDetail("{\"format\":\"x\"}").find("Unknown"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cb::proxy

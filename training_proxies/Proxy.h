@@ -1,0 +1,140 @@
+// A training proxy: one training step's communication replayed on a world (local threads or MPI
+// processes) with every variant collbench has, and modelled compute between the calls.
+//
+// How a step runs on a rank. The rank's program (an ordered list of compute, collective and
+// point-to-point operations) is built from the model, the layout and the parallel forms, and
+// executed by two threads, as a GPU job would run:
+//   - a compute stream: a thread that "runs" each compute op by sleeping until its end time
+//     (FLOPs / --tflops), leaving the CPU free like a GPU kernel would, and chains ops on their
+//     target times so sleep overshoot does not accumulate;
+//   - the host (the rank's main thread, the only one that touches MPI: MPI is FUNNELED) enqueues
+//     compute without waiting and issues the communication: a synchronous call (TP, PP, the
+//     parameter server, sharded AllGather) waits for the stream to be idle; a DP bucket
+//     AllReduce (or a sharded ReduceScatter) waits only for the backward of its own layers, so it
+//     runs while the stream computes the rest of backward (--no-overlap: after all of backward).
+// Every op's start and end are recorded, giving the per-rank timeline and the metrics:
+//   step = end of the rank's last op (the iteration time is the max over ranks, like `run`);
+//   compute = stream busy time; comm = host time inside communication calls;
+//   exposed comm = communication time while the stream is idle; overlap % = 1 - exposed / comm;
+//   bubble % (pipeline) = stream idle time / step time per stage, next to (p-1)/(m+p-1).
+// Data is real: buffers of the modelled sizes, faulted in before timing; after timing one check
+// round per distinct call verifies every element (integer patterns of bench/Verify), the pipeline
+// links and the parameter server's sums.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/Registry.h"
+#include "core/Communicator.h"
+#include "core/DataType.h"
+#include "training_proxies/Model.h"
+#include "training_proxies/Plan.h"
+#include "training_proxies/Scaling.h"
+
+namespace cb::proxy {
+
+enum class ProxyMode : uint8_t { kDp, kTp, kPp, kHybrid };
+std::string_view proxyModeName(ProxyMode m);  // "dp", "tp", "pp", "hybrid"
+ProxyMode parseProxyMode(std::string_view name);
+
+struct ProxyOptions {
+  ProxyMode mode = ProxyMode::kDp;
+  Model model;
+  double batch = 1;  // samples per micro-batch per data-parallel rank
+  DataType gradType = DataType::kFloat;
+  DataType actType = DataType::kBFloat16;
+  double tflops = 100;         // per rank
+  double computeScale = 1;     // --compute: 0 = communication only
+  int dp = 0, tp = 0, pp = 0;  // hybrid layout (0: the rest of the world)
+  // Dimensions from innermost (consecutive ranks) to outermost; TP innermost keeps it in a host.
+  std::vector<std::string> layoutOrder{"tp", "pp", "dp"};
+  DpKind dpKind = DpKind::kAllReduce;
+  uint64_t bucketCapBytes = kDefaultBucketCapBytes;
+  uint64_t firstBucketBytes = kDefaultFirstBucketBytes;
+  bool overlap = true;
+  int servers = 1;
+  TpKind tpKind = TpKind::kMegatron;
+  PpSchedule schedule = PpSchedule::k1F1B;
+  int microBatches = 4;
+  std::vector<double> stageWeights;  // empty: uniform
+  int steps = 10, warmup = 2;
+  int checkRounds = 1;
+  double timeoutSeconds = 300;
+  std::string algo;  // registry variant for the collectives ("" = mpi under MPI, else ring)
+  VariantOptions variant;
+  const Registry* registry = nullptr;  // null: Registry::builtin()
+  ScalingKind scaling = ScalingKind::kNone;
+};
+
+struct Layout {
+  int dp = 1, tp = 1, pp = 1;
+  int dpIdx = 0, tpIdx = 0, ppIdx = 0;
+};
+// The layout of `worldSize` ranks and this rank's coordinates. Throws UsageError when the
+// product does not equal the ranks or a dimension does not fit the model.
+Layout resolveLayout(const ProxyOptions& o, int worldSize, int rank);
+// Every check that needs the world size (layout, servers, heads divisible by TP, stages <=
+// layers); throws UsageError. Called on every rank before anything is measured.
+void validateProxy(const ProxyOptions& o, int worldSize);
+// The variant name used for collectives ("mpi" under MPI, "ring" elsewhere unless given).
+std::string effectiveAlgo(const ProxyOptions& o, WorldKind kind);
+// The variant exists for every collective the step needs; throws UsageError naming it.
+void validateVariant(const ProxyOptions& o, WorldKind kind, int worldSize);
+
+struct TimelineEvent {
+  std::string name;
+  char lane = 'c';            // 'c' compute stream, 'm' communication (host)
+  double start = 0, end = 0;  // seconds from the step's start
+};
+
+// One kind of call in the step (same group, collective and size): its median time and
+// bandwidths.
+struct CallStat {
+  std::string group;   // "dp", "tp", "pp", "ps", "sharded"
+  std::string coll;    // "allreduce", ..., "sendrecv", "push", "pull"
+  uint64_t bytes = 0;  // S of nccl-tests' convention (message size for point-to-point)
+  int nranks = 0;
+  int callsPerStep = 0;
+  double seconds = 0;  // median over calls and steps
+  double algbw = 0, busbw = 0;
+};
+
+struct ProxyRun {
+  int n = 0;  // ranks in this run
+  Layout layout;
+  double batchPerRank = 0;
+  int steps = 0;
+  std::vector<double> stepSamples;                        // per step, max over ranks (seconds)
+  std::vector<double> rankSteps;                          // n x steps, rank-major
+  double step = 0, stepMin = 0, stepMax = 0, stepCv = 0;  // over steps
+  double compute = 0, comm = 0, exposed = 0;              // medians, max over ranks
+  double overlapPct = 0;
+  std::vector<double> bubblePerStage;  // pipeline: idle fraction per stage (median over steps)
+  double bubbleIdeal = 0;
+  double samplesPerSecond = 0, tokensPerSecond = 0;
+  uint64_t commBytesPerStep = 0;  // bytes rank 0 hands to communication calls per step
+  std::vector<CallStat> calls;
+  std::vector<std::vector<TimelineEvent>> timeline;  // per rank, the median step
+  int64_t wrong = -1;
+};
+
+struct ProxyResult {
+  std::vector<ProxyRun> runs;       // one, or one per scaling size
+  std::vector<ScalingRow> scaling;  // measured and predicted rows (predicted marked)
+  CostFit fit;
+  std::string fitModelledAs;  // the algorithm whose schedule gives the cost features
+  std::string algo;           // variant used
+  std::string transport;      // "" for vendor variants
+};
+
+// Collective over `world`. Rank 0 gets the complete result (other ranks: partial). Throws
+// UsageError (identically on every rank) for options the world can't run.
+ProxyResult runProxy(Communicator& world, const ProxyOptions& o);
+
+// The JSON document stored with a proxy run and written by --json: options, metrics per run,
+// calls, timeline, scaling, fit. Format "collbench-proxy/1".
+std::string proxyJson(const ProxyOptions& o, const ProxyResult& r);
+
+}  // namespace cb::proxy

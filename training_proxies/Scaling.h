@@ -1,0 +1,79 @@
+// Scaling of a proxy step over world sizes, and predictions past the ranks that exist.
+//
+// Strong scaling keeps the global batch (each of n ranks gets 1/n of it); weak scaling keeps the
+// per-rank batch. Speed-up = T(1) * work(n) / (T(n) * work(1)) (work = samples per step), so
+// strong: T(1) / T(n), weak: n * T(1) / T(n); efficiency = speed-up / n.
+//
+// Predictions use collbench's own cost model: time of a collective = alpha * messages +
+// beta * bytes + gamma * reduced bytes on the critical path (the features `rankCost` gives for a
+// hand-written schedule), with alpha, beta, gamma fitted by non-negative least squares on the
+// calls this run measured. A DP step is then replayed in simulateDpStep with the bucket AllReduce
+// times the model predicts for n ranks. Predicted rows are marked `predicted` everywhere.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/Collective.h"
+#include "training_proxies/Plan.h"
+
+namespace cb::proxy {
+
+enum class ScalingKind : uint8_t { kNone, kStrong, kWeak };
+std::string_view scalingKindName(ScalingKind k);  // "none", "strong", "weak"
+ScalingKind parseScalingKind(std::string_view name);
+
+double speedup(ScalingKind k, double t1, double tn, int n);
+
+// The world sizes of a scaling run on N ranks: 1, 2, 4, ... up to N, and N itself.
+std::vector<int> scalingSizes(int worldSize);
+
+struct CostFeatures {
+  double messages = 0, bytes = 0, reduced = 0;
+};
+// Critical-path features of `coll` with nccl-tests count `count` on n ranks for the hand-written
+// algorithm `algo` (rank 0's schedule); variants that are not hand-written (mpi, nccl) are
+// modelled as the ring algorithm, and `modelledAs` says so.
+CostFeatures costFeatures(Collective coll, DataType dtype, size_t count, int n,
+                          const std::string& algo, std::string* modelledAs = nullptr);
+
+struct CostSample {
+  CostFeatures f;
+  double seconds = 0;
+};
+
+struct CostFit {
+  double alpha = 0, beta = 0, gamma = 0;  // s, s/byte, s/byte
+  int points = 0;
+  double medianRelError = 0;  // |predicted - measured| / measured over the fitted points
+  bool ok = false;            // false when fewer than two usable points
+  double predict(const CostFeatures& f) const {
+    return alpha * f.messages + beta * f.bytes + gamma * f.reduced;
+  }
+};
+// Non-negative least squares (every subset of the three terms, the best feasible one), relative
+// residuals so small and large calls weigh alike.
+CostFit fitCost(const std::vector<CostSample>& samples);
+
+struct DpStepSim {
+  double step = 0, compute = 0, comm = 0, exposed = 0;
+};
+// One DP step: forward (sum of fwd), then backward layer by layer from the last; bucket k's
+// AllReduce takes comm[k] and starts when its first layer's backward has ended and the previous
+// bucket's call is done (one communication stream). Without overlap the calls start after the
+// whole backward.
+DpStepSim simulateDpStep(const std::vector<double>& fwd, const std::vector<double>& bwd,
+                         const std::vector<Bucket>& buckets, const std::vector<double>& comm,
+                         bool overlap);
+
+struct ScalingRow {
+  int n = 0;
+  bool predicted = false;
+  double stepSeconds = 0;
+  double commSeconds = 0;
+  double exposedSeconds = 0;
+  double speedup = 0, efficiency = 0;
+};
+
+}  // namespace cb::proxy
