@@ -7,8 +7,8 @@
 //   - a compute stream: a thread that "runs" each compute op by sleeping until its end time
 //     (FLOPs / --tflops), leaving the CPU free like a GPU kernel would, and chains ops on their
 //     target times so sleep overshoot does not accumulate;
-//   - the host (the rank's main thread, the only one that touches MPI: MPI is FUNNELED) enqueues
-//     compute without waiting and issues the communication: a synchronous call (TP, PP, the
+//   - the host (the rank's main thread, the only one that calls MPI) enqueues compute without
+//     waiting and issues the communication: a synchronous call (TP, PP, the
 //     parameter server, sharded AllGather) waits for the stream to be idle; a DP bucket
 //     AllReduce (or a sharded ReduceScatter) waits only for the backward of its own layers, so it
 //     runs while the stream computes the rest of backward (--no-overlap: after all of backward).
