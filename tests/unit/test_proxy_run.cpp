@@ -129,7 +129,9 @@ TEST(ProxyRun, ScalingHasMeasuredAndPredictedRows) {
   for (const auto& row : r.scaling) (row.predicted ? predicted : measured) += 1;
   EXPECT_EQ(measured, 2);
   // 8 .. 1024 when the fit has at least two points (two bucket sizes at n = 2).
-  if (r.fit.ok) EXPECT_EQ(predicted, 8);
+  if (r.fit.ok) {
+    EXPECT_EQ(predicted, 8);
+  }
   EXPECT_DOUBLE_EQ(r.scaling[0].speedup, 1.0);
 }
 

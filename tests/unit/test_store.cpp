@@ -350,7 +350,7 @@ TEST(Store, MigratesEmptyFileAndReopens) {
   EXPECT_EQ(queryText(path,
                       "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE "
                       "type = 'table' ORDER BY name)"),
-            "rank_samples,results,runs,samples");
+            "rank_samples,results,run_details,runs,samples");
   EXPECT_EQ(queryText(path,
                       "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
                       "('results_run_id', 'results_point')"),
