@@ -13,9 +13,9 @@
 
 #include "cli/Command.h"
 #include "cli/RunContext.h"
+#include "cli/Validate.h"
 #include "collectives/transport/Transports.h"
 #include "core/Error.h"
-#include "core/Interrupt.h"
 #include "core/Size.h"
 #include "core/Stats.h"
 #include "core/Text.h"
@@ -157,7 +157,7 @@ ProxyOptions toOptions(const ProxyCliOptions& c) {
   if (c.steps < 1) throw UsageError(fmt::format("--steps {} must be at least 1", c.steps));
   if (c.warmup < 0) throw UsageError("--warmup must not be negative");
   if (c.check < 0) throw UsageError("-c must not be negative");
-  if (!(c.timeout > 0)) throw UsageError("-T must be positive");
+  checkTimeout(c.timeout, "-T");
   o.steps = c.steps;
   o.warmup = c.warmup;
   o.checkRounds = c.check;
@@ -170,7 +170,7 @@ ProxyOptions toOptions(const ProxyCliOptions& c) {
           fmt::format("unknown --transport '{}' (one of {})", c.transport, fmt::join(names, ", ")));
     }
   }
-  o.variant.transport = c.transport;
+  o.variant.schedule.transport = c.transport;
   o.variant.prepareTimeoutSeconds = c.timeout;
   o.scaling = parseScalingKind(c.scaling);
   return o;
@@ -214,53 +214,32 @@ ResultRecord stepRecord(const ProxyOptions& o, const ProxyResult& r, const Proxy
 
 int doProxy(const ProxyCliOptions& c) {
   ProxyOptions o = toOptions(c);  // bad input fails here, before any rank starts
-  if (!c.json.empty()) {
-    std::ofstream probe(c.json, std::ios::app);
-    if (!probe) throw UsageError(fmt::format("--json {}: cannot write there", c.json));
-  }
-  installInterruptHandlers();
-  const std::string cmdline = commandLine();
-  int exitCode = 0;
-  runInWorld(c.world, [&](Communicator& comm) {
-    try {
-      validateProxy(o, comm.size());
-      validateVariant(o, comm.worldKind(), comm.size());
-    } catch (const UsageError&) {
-      // Every rank fails alike: rank 0 prints the one line.
-      if (comm.rank() != 0) {
-        exitCode = 2;
-        return;
-      }
-      throw;
-    }
-    RunHeader header = collectHeader(comm, c.label, cmdline);
-    RunStore rs = openRunStore(comm, c.noDb ? "" : c.db, header.record);
-    const bool root = comm.rank() == 0;
+  checkDbPath(c.db, c.noDb);
+  checkLabel(c.label);
+  if (!c.json.empty()) checkOutputFile(c.json, "--json");
+  SessionOptions session;
+  session.label = c.label;
+  session.commandLine = commandLine();
+  session.dbPath = c.noDb ? "" : c.db;
+  session.transports.setupSeconds = c.timeout;
+  session.world = c.world;
+  return runMeasuringCommand(session, [&](RunSession& s) {
+    // Checks that need the world size; every rank fails alike (rank 0 prints the one line).
+    validateProxy(o, s.team().size());
+    validateVariant(o, s.team().worldKind(), s.team().size());
+    s.beginRun();
+    const bool root = s.root();
     std::FILE* out = stdout;
-    ProxyResult res;
-    try {
-      if (root) printHeader(out, header, nullptr);
-      const std::string algo = effectiveAlgo(o, comm.worldKind());
+    if (root) {
+      s.printHeader(out);
       // The transport is resolved inside runProxy; print the set-up with what the user asked.
-      if (root) printProxySetup(out, o, comm.size(), algo, o.variant.transport);
+      printProxySetup(out, o, s.team().size(), effectiveAlgo(o, s.team().worldKind()),
+                      o.variant.schedule.transport);
       std::fflush(out);
-      res = runProxy(comm, o);
-    } catch (const Error& e) {
-      if (rs.store) {
-        rs.store->finishRun(rs.runId, e.kind() == ErrorKind::kInterrupted ? RunStatus::kInterrupted
-                                                                          : RunStatus::kFailed);
-      }
-      if (comm.rank() != 0 &&
-          (e.kind() == ErrorKind::kUsage || e.kind() == ErrorKind::kEnvironment)) {
-        exitCode = exitCodeFor(e.kind());
-        return;
-      }
-      throw;
-    } catch (...) {
-      if (rs.store) rs.store->finishRun(rs.runId, RunStatus::kFailed);
-      throw;
     }
-    if (!root) return;
+    ProxyResult res = runProxy(s.team(), o);
+    RunOutcome outcome;
+    if (!root) return outcome;
     printProxyResult(out, o, res);
     const std::string doc = proxyJson(o, res);
     if (!c.json.empty()) {
@@ -268,22 +247,13 @@ int doProxy(const ProxyCliOptions& c) {
       f << doc << "\n";
       if (!f) throw EnvironmentError(fmt::format("--json {}: write failed", c.json));
     }
-    int64_t wrong = 0;
-    for (const auto& run : res.runs) wrong += std::max<int64_t>(run.wrong, 0);
-    if (rs.store) {
-      std::vector<ResultRecord> recs;
-      for (const auto& run : res.runs) recs.push_back(stepRecord(o, res, run, rs.runId));
-      rs.store->addResults(recs);
-      rs.store->setRunDetail(rs.runId, "proxy", doc);
-      rs.store->finishRun(rs.runId, RunStatus::kOk);
-      fmt::print(out, "# stored as run {} in {}\n", rs.runId, c.db);
+    for (const auto& run : res.runs) {
+      s.addResult(stepRecord(o, res, run, s.runId()));
+      outcome.wrong += std::max<int64_t>(run.wrong, 0);
     }
-    if (wrong > 0) {
-      fmt::print(stderr, "collbench: verification failed: {} element(s) wrong\n", wrong);
-      exitCode = 1;
-    }
+    s.setDetail("proxy", doc);
+    return outcome;
   });
-  return exitCode;
 }
 
 }  // namespace

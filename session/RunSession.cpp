@@ -71,6 +71,10 @@ void RunSession::addResult(const ResultRecord& r) {
   if (store_) store_->addResult(r);
 }
 
+void RunSession::setDetail(const std::string& kind, const std::string& json) {
+  if (store_) store_->setRunDetail(runId_, kind, json);
+}
+
 void RunSession::endRun(RunStatus status) {
   if (!store_ || !begun_ || ended_) return;
   ended_ = true;

@@ -57,6 +57,9 @@ class RunSession {
   int64_t runId() const { return runId_; }
   // Rank 0: stores one result of this run in its own transaction (no-op without a database).
   void addResult(const ResultRecord& r);
+  // Rank 0: attaches a document of `kind` to this run (e.g. a training proxy's timeline and
+  // scaling as JSON, which `report` draws; no-op without a database).
+  void setDetail(const std::string& kind, const std::string& json);
   // Rank 0: marks the run (no-op without a database or when not begun, or once ended).
   void endRun(RunStatus status);
 

@@ -320,8 +320,8 @@ double overlapWith(Clock::time_point s, Clock::time_point e,
 // One rank of one proxy run on `comm` (n ranks).
 class RankProxy {
  public:
-  RankProxy(Communicator& comm, const ProxyOptions& o, const Layout& l, double batch)
-      : comm_(comm), o_(o), l_(l), batch_(batch), d_(o.timeoutSeconds) {}
+  RankProxy(Team& team, const ProxyOptions& o, const Layout& l, double batch)
+      : team_(team), comm_(team.comm()), o_(o), l_(l), batch_(batch), d_(o.timeoutSeconds) {}
 
   RankOutcome run();
 
@@ -342,13 +342,16 @@ class RankProxy {
   void runComm(Op& op);
   int64_t verify();
 
+  Team& team_;
   Communicator& comm_;
   const ProxyOptions& o_;
   Layout l_;
   double batch_;
   double d_;
-  std::unique_ptr<Communicator> dpComm_, tpComm_, ppComm_;
-  std::unique_ptr<Transport> ppTransport_, psTransport_;
+  // Sub-teams (own communicator and transport cache); the transports are theirs.
+  std::unique_ptr<Team> dpTeam_, tpTeam_, ppTeam_;
+  Transport* ppTransport_ = nullptr;
+  Transport* psTransport_ = nullptr;
   std::vector<Op> ops_;
   std::vector<CallKey> callKeys_;
   std::map<CallKey, int> callIndex_;
@@ -504,9 +507,9 @@ void RankProxy::allocate() {
 void RankProxy::build() {
   // Sub-communicators, TP innermost by default (resolveLayout's coordinates).
   auto color = [&](int a, int b, int sa) { return a * sa + b; };
-  tpComm_ = comm_.split(color(l_.dpIdx, l_.ppIdx, l_.pp), l_.tpIdx, deadline());
-  ppComm_ = comm_.split(color(l_.dpIdx, l_.tpIdx, l_.tp), l_.ppIdx, deadline());
-  dpComm_ = comm_.split(color(l_.ppIdx, l_.tpIdx, l_.tp), l_.dpIdx, deadline());
+  tpTeam_ = team_.split(color(l_.dpIdx, l_.ppIdx, l_.pp), l_.tpIdx);
+  ppTeam_ = team_.split(color(l_.dpIdx, l_.tpIdx, l_.tp), l_.ppIdx);
+  dpTeam_ = team_.split(color(l_.ppIdx, l_.tpIdx, l_.tp), l_.dpIdx);
   auto bounds = stageBoundaries(o_.model, l_.pp, {});
   lo_ = bounds[l_.ppIdx];
   hi_ = bounds[l_.ppIdx + 1];
@@ -659,7 +662,7 @@ void RankProxy::prepare() {
   vo.prepareTimeoutSeconds = o_.timeoutSeconds;
   for (int i : order) {
     const CallKey& k = callKeys_[i];
-    Communicator& c = k.comm == 0 ? *dpComm_ : *tpComm_;
+    Team& c = k.comm == 0 ? *dpTeam_ : *tpTeam_;
     const VariantInfo* info = reg.find(k.coll, algo_);
     if (!info) {
       throw UsageError(fmt::format("--algo {}: no such {} variant (see collbench list)", algo_,
@@ -668,7 +671,7 @@ void RankProxy::prepare() {
     CollArgs a{k.coll, k.comm == 0 ? o_.gradType : o_.actType, RedOp::kSum, 0, k.count};
     std::optional<std::string> why;
     if (info->unsupported) why = info->unsupported(c, a, vo);
-    auto reasons = c.allgatherStrings(why ? *why : "", deadline());
+    auto reasons = c.comm().allgatherStrings(why ? *why : "", deadline());
     for (const auto& r : reasons) {
       if (!r.empty()) {
         throw EnvironmentError(
@@ -677,23 +680,15 @@ void RankProxy::prepare() {
     }
     prepared_[i] = info->prepare(c, a, vo);
   }
-  if (l_.pp > 1) {
-    TransportOptions to{o_.timeoutSeconds, o_.variant.zeroCopyBytes};
-    std::string t = o_.variant.transport.empty() ? defaultTransport(*ppComm_, o_.timeoutSeconds)
-                                                 : o_.variant.transport;
-    if (auto why = transportUnsupported(t, *ppComm_, o_.timeoutSeconds)) {
-      throw EnvironmentError(fmt::format("transport {}: {}", t, *why));
-    }
-    ppTransport_ = makeTransport(t, *ppComm_, to);
-  }
+  // The pipeline and the parameter server use the transport of the hand-written variants:
+  // --transport, else the team's default; set up once per team and cached by it.
+  auto transportOf = [&](Team& t) -> Transport& {
+    return t.transport(o_.variant.schedule.transport.empty() ? t.defaultTransport()
+                                                             : o_.variant.schedule.transport);
+  };
+  if (l_.pp > 1) ppTransport_ = &transportOf(*ppTeam_);
   if (o_.dpKind == DpKind::kParameterServer && o_.mode == ProxyMode::kDp) {
-    TransportOptions to{o_.timeoutSeconds, o_.variant.zeroCopyBytes};
-    std::string t = o_.variant.transport.empty() ? defaultTransport(comm_, o_.timeoutSeconds)
-                                                 : o_.variant.transport;
-    if (auto why = transportUnsupported(t, comm_, o_.timeoutSeconds)) {
-      throw EnvironmentError(fmt::format("transport {}: {}", t, *why));
-    }
-    psTransport_ = makeTransport(t, comm_, to);
+    psTransport_ = &transportOf(team_);
   }
 }
 
@@ -815,7 +810,7 @@ int64_t RankProxy::verify() {
   std::sort(order.begin(), order.end(), [&](int a, int b) { return callKeys_[a] < callKeys_[b]; });
   for (int i : order) {
     const CallKey& k = callKeys_[i];
-    Communicator& c = k.comm == 0 ? *dpComm_ : *tpComm_;
+    Communicator& c = k.comm == 0 ? dpTeam_->comm() : tpTeam_->comm();
     CollArgs a{k.coll, k.comm == 0 ? o_.gradType : o_.actType, RedOp::kSum, 0, k.count};
     const int n = c.size(), r = c.rank();
     const size_t e = dataTypeSize(a.dtype);
@@ -840,7 +835,7 @@ int64_t RankProxy::verify() {
   }
   // Pipeline links: a pattern each way over every stage boundary.
   if (ppTransport_) {
-    const int s = ppComm_->rank(), p = ppComm_->size();
+    const int s = ppTeam_->rank(), p = ppTeam_->size();
     for (int dir = 0; dir < 2; ++dir) {
       std::vector<SendOp> sends;
       std::vector<RecvOp> recvs;
@@ -1074,11 +1069,11 @@ ProxyRun gatherRun(Communicator& comm, const ProxyOptions& o, const Layout& layo
   return run;
 }
 
-ProxyRun runOnce(Communicator& comm, const ProxyOptions& o, double batch) {
-  Layout l = resolveLayout(o, comm.size(), comm.rank());
-  RankProxy rp(comm, o, l, batch);
+ProxyRun runOnce(Team& team, const ProxyOptions& o, double batch) {
+  Layout l = resolveLayout(o, team.size(), team.rank());
+  RankProxy rp(team, o, l, batch);
   RankOutcome out = rp.run();
-  return gatherRun(comm, o, resolveLayout(o, comm.size(), 0), batch, out);
+  return gatherRun(team.comm(), o, resolveLayout(o, team.size(), 0), batch, out);
 }
 
 void addPredictions(const ProxyOptions& o, const std::string& algo, ProxyResult& res,
@@ -1146,15 +1141,15 @@ void addPredictions(const ProxyOptions& o, const std::string& algo, ProxyResult&
 
 }  // namespace
 
-ProxyResult runProxy(Communicator& world, const ProxyOptions& o) {
+ProxyResult runProxy(Team& world, const ProxyOptions& o) {
   validateProxy(o, world.size());
   ProxyResult res;
   res.algo = effectiveAlgo(o, world.worldKind());
   const Registry& reg = o.registry ? *o.registry : Registry::builtin();
   const VariantInfo* ar = reg.find(Collective::kAllReduce, res.algo);
   if (ar && ar->backend == "hand") {
-    res.transport = o.variant.transport.empty() ? defaultTransport(world, o.timeoutSeconds)
-                                                : o.variant.transport;
+    res.transport = o.variant.schedule.transport.empty() ? world.defaultTransport()
+                                                         : o.variant.schedule.transport;
   }
   if (o.scaling == ScalingKind::kNone) {
     res.runs.push_back(runOnce(world, o, o.batch));
@@ -1162,14 +1157,14 @@ ProxyResult runProxy(Communicator& world, const ProxyOptions& o) {
     const int N = world.size();
     for (int n : scalingSizes(N)) {
       const bool member = world.rank() < n;
-      auto sub = world.split(member ? 0 : 1, world.rank(), Deadline::after(o.timeoutSeconds));
+      auto sub = world.split(member ? 0 : 1, world.rank());
       const double batch = o.scaling == ScalingKind::kStrong ? o.batch * N / n : o.batch;
       if (member) {
         ProxyRun run = runOnce(*sub, o, batch);
         if (world.rank() == 0) res.runs.push_back(std::move(run));
       }
       // Ranks outside this size wait here, bounded by -T like every wait.
-      world.barrier(Deadline::after(o.timeoutSeconds));
+      world.comm().barrier(Deadline::after(o.timeoutSeconds));
     }
     if (world.rank() == 0) {
       const double t1 = res.runs.front().step;

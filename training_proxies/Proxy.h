@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "collectives/Registry.h"
+#include "collectives/Team.h"
 #include "core/Communicator.h"
 #include "core/DataType.h"
 #include "training_proxies/Model.h"
@@ -130,8 +131,10 @@ struct ProxyResult {
 };
 
 // Collective over `world`. Rank 0 gets the complete result (other ranks: partial). Throws
-// UsageError (identically on every rank) for options the world can't run.
-ProxyResult runProxy(Communicator& world, const ProxyOptions& o);
+// UsageError (identically on every rank) for options the world can't run. The DP, TP and PP
+// groups (and the scaling sizes) are sub-teams of `world` (Team::split), each with its own
+// transports, set up once per run.
+ProxyResult runProxy(Team& world, const ProxyOptions& o);
 
 // The JSON document stored with a proxy run and written by --json: options, metrics per run,
 // calls, timeline, scaling, fit. Format "collbench-proxy/1".

@@ -34,14 +34,19 @@ ProxyOptions small(ProxyMode mode) {
   return o;
 }
 
-ProxyResult runLocal(int n, const ProxyOptions& o) {
+// Runs the proxy `runs` times on one Team per rank; `setups` (if given) gets the world team's
+// transport set-ups seen by rank 0.
+ProxyResult runLocal(int n, const ProxyOptions& o, int runs = 1, int* setups = nullptr) {
   ProxyResult result;
   std::mutex mu;
   LocalWorld::run(n, [&](Communicator& comm) {
-    ProxyResult r = runProxy(comm, o);
+    Team team(comm);
+    ProxyResult r;
+    for (int i = 0; i < runs; ++i) r = runProxy(team, o);
     if (comm.rank() == 0) {
       std::lock_guard<std::mutex> g(mu);
       result = std::move(r);
+      if (setups) *setups = team.transportSetups();
     }
   });
   return result;
@@ -108,9 +113,12 @@ TEST(ProxyRun, TensorAndPipelineAndHybridAreVerified) {
 TEST(ProxyRun, ParameterServerAndShardedAreVerified) {
   ProxyOptions ps = small(ProxyMode::kDp);
   ps.dpKind = DpKind::kParameterServer;
-  ProxyResult r = runLocal(3, ps);
+  // Two runs on one team: the servers' transport is the team's, set up once.
+  int setups = 0;
+  ProxyResult r = runLocal(3, ps, 2, &setups);
   EXPECT_EQ(r.runs[0].wrong, 0);
   EXPECT_NE(findCall(r.runs[0], "ps", "push"), nullptr);
+  EXPECT_EQ(setups, 1);
   ProxyOptions sh = small(ProxyMode::kDp);
   sh.dpKind = DpKind::kSharded;
   r = runLocal(2, sh);
