@@ -19,14 +19,21 @@ struct HostInfo {
   int gpuCount = 0;
 };
 
-// This host, read with hwloc (CPU side only: no I/O discovery, so no GPU fields); never throws
-// (fields it can't read stay empty).
+// This host, read with hwloc (I/O included, NVML not probed); never throws (fields it can't read
+// stay empty).
 HostInfo readHostInfo();
 
 // A recorded host from an hwloc XML export (lstopo foo.xml), including the GPUs it lists as OS
 // devices with a GPUModel attribute. hostname and kernel come from the file's HostName and
 // OSRelease attributes when present. Throws EnvironmentError for a missing or unreadable file.
 HostInfo readHostInfoFromXml(const std::string& path);
+
+struct MachineTopology;
+HostInfo hostInfoOf(const MachineTopology& t);
+
+// The compiler that built collbench ("gcc 12.2.0") and the CMake build type ("Release").
+std::string compilerDescription();
+std::string buildType();
 
 struct Fingerprint {
   // Comparable: collbench version and build type, compiler, MPI/UCX/CUDA/NCCL versions, CPU

@@ -14,7 +14,6 @@
 #include <string_view>
 
 #include "collectives/nccl/CudaCheck.h"
-#include "collectives/nccl/Nvml.h"
 #include "core/Error.h"
 
 namespace cb {
@@ -165,7 +164,6 @@ DeviceInfo describeDevice(int device) {
     numa = sysfsNumaNode(info.pciBusId);
   }
   info.hostNumaNode = numa;
-  info.nvlink = nvlinkSummary(info.pciBusId);
   return info;
 }
 

@@ -62,7 +62,6 @@ struct DeviceInfo {
   std::string name;       // "NVIDIA H100 80GB HBM3"
   std::string pciBusId;   // "0000:29:00.0"
   int hostNumaNode = -1;  // NUMA node of the CPUs closest to the GPU (-1: unknown); bind there
-  std::string nvlink;     // NVLink summary from NVML, or why there is none
 };
 DeviceInfo describeDevice(int device);
 

@@ -1,6 +1,6 @@
 // Host-side logic of the GPU path: the kernels' shared element loops (the same code the GPU runs)
 // against the host reductions, the CUDA executor's phase plans and schedule checks on every
-// algorithm, the blocking-wait watchdog, scoped NCCL environment settings, and the NVML probe.
+// algorithm, the blocking-wait watchdog, scoped NCCL environment settings.
 #if defined(COLLBENCH_HAVE_CUDA)
 #include <gtest/gtest.h>
 
@@ -18,7 +18,6 @@
 #include "collectives/nccl/CudaSchedule.h"
 #include "collectives/nccl/KernelLoops.h"
 #include "collectives/nccl/NcclComm.h"
-#include "collectives/nccl/Nvml.h"
 #include "collectives/nccl/Watchdog.h"
 #include "core/Error.h"
 #include "core/Reduce.h"
@@ -269,17 +268,6 @@ TEST(ScopedNcclEnv, DifferentSettingsWaitForTheHolder) {
   }
   holder.join();
   EXPECT_EQ(env("NCCL_ALGO"), "<unset>");
-}
-
-TEST(Nvml, AbsentNvmlIsReportedNotFatal) {
-  auto state = probeNvlink("0000:00:00.0");
-  EXPECT_FALSE(state.note.empty());
-  EXPECT_EQ(state.note.find('\n'), std::string::npos);
-  if (!state.nvmlLoaded) {
-    EXPECT_EQ(state.note.rfind("NVML not available", 0), 0u) << state.note;
-    EXPECT_NE(state.note.find("libnvidia-ml.so.1"), std::string::npos) << state.note;
-    EXPECT_FALSE(state.activeLinks);
-  }
 }
 
 }  // namespace

@@ -33,9 +33,12 @@ TEST(HostInfoXml, TwoSocketServerWithHyperThreadsAndTwoGpus) {
   EXPECT_EQ(h.cores, 16);
   EXPECT_EQ(h.pus, 32);
   EXPECT_EQ(h.numaNodes, 2);
-  // A CUDA device (cuda0) and an OpenCL device (opencl0d1) on two different PCI functions.
-  EXPECT_EQ(h.gpuCount, 2);
-  EXPECT_EQ(h.gpuModels, "Tesla K40m, AMD Radeon R9 200 / HD 7900 Series");
+  // Two NVIDIA 3D controllers without an OS device (Tesla M2075), a CUDA device (cuda0) and an
+  // OpenCL device (opencl0d1) on two functions of one PCI device; in bus order.
+  EXPECT_EQ(h.gpuCount, 4);
+  EXPECT_EQ(h.gpuModels,
+            "Tesla M2075 Dual-Slot Computing Processor Module, Tesla K40m, AMD Radeon R9 200 / HD "
+            "7900 Series");
   // Machine-wide attributes stored after the root object (hwloc 3 layout).
   EXPECT_EQ(h.hostname, "conan");
   EXPECT_EQ(h.kernel, "3.2.0-4-amd64");

@@ -1,0 +1,66 @@
+// Where each rank runs (host, cores, NUMA node, GPU, nearest NIC), binding local-world rank
+// threads the way mpirun binds processes, and the run-wide topology every run records.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/Clock.h"
+#include "core/Communicator.h"
+#include "core/LinkClass.h"
+#include "topology/Preflight.h"
+#include "topology/Topology.h"
+
+namespace cb {
+
+// This rank's placement from the calling thread's CPU affinity and the host's topology.
+// gpuBusId "" for a host rank; else the GPU's NUMA node, PCIe switch, NVLink fabric and peers
+// are filled from `host`.
+RankPlacement placeThisRank(const MachineTopology& host, int rank, const std::string& hostName,
+                            int localRank, const std::string& gpuBusId = "");
+
+// The NIC nearest a placement: for a GPU rank the one with the shortest PCIe path from the GPU,
+// else one on the rank's NUMA node; RDMA before Ethernet. "" when the host has none.
+std::string nearestNic(const MachineTopology& host, const RankPlacement& p);
+
+std::string placementToJson(const RankPlacement& p);
+RankPlacement placementFromJson(const std::string& json);  // throws EnvironmentError
+
+// Collective: one allgather of the serialized placements; every rank gets all, by rank.
+std::vector<RankPlacement> gatherPlacements(Communicator& comm, const RankPlacement& mine,
+                                            Deadline d);
+
+enum class BindPolicy { kNone, kCore, kNuma };
+std::optional<BindPolicy> parseBindPolicy(std::string_view s);  // "none", "core", "numa"
+std::string_view bindPolicyName(BindPolicy p);
+
+// Binds the calling thread as mpirun --map-by core --bind-to core|numa would bind local rank
+// `localRank`: the localRank-th core (wrapping), or the whole NUMA node holding that core.
+// Returns the CPUs bound to; throws EnvironmentError if the binding fails.
+std::vector<int> bindThisThread(BindPolicy p, int localRank);
+
+// This host's live topology, read once per process (hwloc with I/O, sysfs, NVML) and shared by
+// the rank threads of a local world.
+const MachineTopology& liveTopology();
+
+// What every run records about where it ran (collective over the world).
+struct RunTopology {
+  std::vector<MachineTopology> hosts;     // one per host, in the order hosts first appear
+  std::vector<RankPlacement> placements;  // by rank
+  std::vector<LinkClass> links;           // n*n, classifyAll(placements)
+  std::vector<Finding> findings;          // the preflight: machines, hosts, placements
+  // Fingerprint pieces: "gpu_model", "gpu_count", "driver", "ranks_per_host", "topology".
+  std::vector<std::pair<std::string, std::string>> fingerprint;
+  std::string toJson() const;  // {"hosts": [...], "placements": [...], "findings": [...]}
+};
+// `gpuBusId`: the GPU this rank drives ("" for a host rank or a build without the GPU path).
+RunTopology collectRunTopology(Communicator& comm, Deadline d, const std::string& gpuBusId = "");
+
+// A stored RunTopology::toJson as text, each line starting with `prefix`: per host its summary
+// and matrix, then each rank's placement, the link classes counted over rank pairs, and the
+// preflight's findings. Throws EnvironmentError for JSON that is not such a record.
+std::string renderRunTopology(const std::string& json, const std::string& prefix);
+
+}  // namespace cb
