@@ -23,5 +23,6 @@ void setupDbCommand(CLI::App& app, Action& action);
 void setupReportCommand(CLI::App& app, Action& action);
 void setupP2pCommand(CLI::App& app, Action& action);
 void setupProxyCommand(CLI::App& app, Action& action);
+void setupTopoCommand(CLI::App& app, Action& action);
 
 }  // namespace cb::cli

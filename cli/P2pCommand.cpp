@@ -11,6 +11,7 @@
 #include "bench/P2p.h"
 #include "bench/P2pReport.h"
 #include "cli/Command.h"
+#include "cli/PlacementOptions.h"
 #include "cli/RunContext.h"
 #include "cli/Validate.h"
 #include "core/Error.h"
@@ -35,6 +36,7 @@ struct P2pCliOptions {
   bool noDb = false;
   std::string label;
   WorldOptions world;
+  bool strict = false;
 };
 
 P2pOptions toP2p(const P2pCliOptions& c) {
@@ -155,6 +157,7 @@ int doP2p(const P2pCliOptions& c) {
   session.dbPath = c.noDb ? "" : c.db;
   session.transports.setupSeconds = c.timeout;
   session.world = c.world;
+  session.strict = c.strict;
   return runMeasuringCommand(session, [&](RunSession& s) {
     P2pOptions mine = o;
     if (c.allPairs) mine.pairs = allRankPairs(s.team().size());
@@ -224,6 +227,7 @@ void setupP2pCommand(CLI::App& app, Action& action) {
   sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
   sub->add_option("--np", o->world.np,
                   "Ranks of the local world (threads; default: cores, at least 2)");
+  addPlacementOptions(sub, o->world, o->strict);
   sub->callback([o, &action] { action = [o] { return doP2p(*o); }; });
 }
 

@@ -11,6 +11,7 @@
 #include "bench/Sweep.h"
 #include "bench/TimingLoops.h"
 #include "cli/Command.h"
+#include "cli/PlacementOptions.h"
 #include "cli/Progress.h"
 #include "cli/RunContext.h"
 #include "cli/Validate.h"
@@ -58,6 +59,7 @@ struct RunOptions {
   std::string ncclAlgo, ncclProto;
   bool ncclChoice = false;
   WorldOptions world;
+  bool strict = false;
 };
 
 // --zero-copy: a size, or off (never).
@@ -219,6 +221,7 @@ int doRun(const RunOptions& o) {
   session.transports.setupSeconds = o.timeout;
   session.transports.shmZeroCopyBytes = zeroCopy;
   session.world = o.world;
+  session.strict = o.strict;
   return runMeasuringCommand(session, [&](RunSession& s) {
     validateSweep(s.team(), sweep);  // before the run is begun in the database
     checkInjectDelayTarget(s.team(), sweep);
@@ -357,6 +360,7 @@ void setupRunCommand(CLI::App& app, Action& action) {
                 "NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=TUNING; rank 0 logs a line per call)");
   sub->add_option("--np", o->world.np,
                   "Ranks of the local world (threads; default: cores, at least 2)");
+  addPlacementOptions(sub, o->world, o->strict);
   sub->add_option("--inject-delay", o->injectDelay,
                   "Testing aid: add US microseconds to every timed call [of VARIANT [at SIZE]]");
   sub->callback([o, &action] { action = [o] { return doRun(*o); }; });

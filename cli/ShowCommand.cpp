@@ -18,6 +18,7 @@
 #include "cli/TextTable.h"
 #include "core/Error.h"
 #include "results/Store.h"
+#include "topology/Placement.h"
 
 namespace cb::cli {
 namespace {
@@ -199,6 +200,8 @@ int doShow(const ShowOptions& o) {
     return 0;
   }
   printHeader(*run);
+  std::string topology = store.runTopology(id);
+  if (!topology.empty()) fmt::print("# topology\n{}", renderRunTopology(topology, "#   "));
   if (results.empty()) {
     fmt::print("#\n# no results\n");
     return 0;

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   cb::cli::setupExportCommand(app, action);
   cb::cli::setupDbCommand(app, action);
   cb::cli::setupReportCommand(app, action);
+  cb::cli::setupTopoCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

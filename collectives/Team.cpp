@@ -56,6 +56,14 @@ Transport& Team::transport(const std::string& name) {
   return *it->second.transport;
 }
 
+void Team::setLinkClasses(std::vector<LinkClass> links) {
+  const size_t n = static_cast<size_t>(size());
+  if (links.size() != n * n) {
+    throw InternalError(fmt::format("{} link classes for a team of {}", links.size(), n));
+  }
+  hosts_.links = std::move(links);
+}
+
 std::unique_ptr<Team> Team::split(int color, int key) {
   const Deadline d = setupDeadline();
   auto sub = comm_->split(color, key, d);

@@ -44,6 +44,9 @@ class Team {
   int size() const { return comm_->size(); }
   WorldKind worldKind() const { return comm_->worldKind(); }
   const HostMap& hosts() const { return hosts_; }
+  // The link class of every rank pair (n*n by rank; HostMap::links), from the run's topology:
+  // the run session sets it once; sub-teams made later carry their part of it.
+  void setLinkClasses(std::vector<LinkClass> links);
   // Deadline of set-up waits (the run's -T).
   Deadline setupDeadline() const { return Deadline::after(options_.setupSeconds); }
 

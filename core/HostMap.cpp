@@ -38,7 +38,23 @@ HostMap HostMap::subset(const std::vector<int>& parentRanks) const {
   std::vector<std::string> hosts;
   hosts.reserve(parentRanks.size());
   for (int p : parentRanks) hosts.push_back(hostOfRank.at(p));
-  return fromHosts(std::move(hosts));
+  HostMap m = fromHosts(std::move(hosts));
+  if (!links.empty()) {
+    const size_t n = parentRanks.size(), parentN = hostOfRank.size();
+    m.links.resize(n * n);
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j)
+        m.links[i * n + j] = links.at(parentRanks[i] * parentN + parentRanks[j]);
+    }
+  }
+  return m;
+}
+
+LinkClass HostMap::linkClass(int a, int b) const {
+  const int n = size();
+  if (a == b) return LinkClass::kSelf;
+  if (links.size() == static_cast<size_t>(n) * n) return links.at(static_cast<size_t>(a) * n + b);
+  return sameHost(a, b) ? LinkClass::kCrossNuma : LinkClass::kNetwork;
 }
 
 int HostMap::ranksPerHost() const {

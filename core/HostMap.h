@@ -8,6 +8,7 @@
 
 #include "core/Clock.h"
 #include "core/Communicator.h"
+#include "core/LinkClass.h"
 
 namespace cb {
 
@@ -22,6 +23,9 @@ struct HostMap {
   std::vector<int> hostIndex;           // per rank: index into hosts
   std::vector<int> localRank;           // per rank: its rank among the ranks of its host
   std::vector<int> localSize;           // per rank: the number of ranks on its host
+  // n*n row-major by rank: the link class of every rank pair, from the run's topology (the run
+  // session fills it, topology/Placement.h); empty when no topology was detected.
+  std::vector<LinkClass> links;
 
   // A map from host names per rank (pure: what gatherHostMap builds after its one allgather).
   static HostMap fromHosts(std::vector<std::string> hostOfRank);
@@ -35,6 +39,9 @@ struct HostMap {
   // number of consecutive ranks, that number; otherwise (one host, or a scattered placement the
   // hierarchical schedules can't express) the whole communicator is one node.
   int ranksPerHost() const;
+  // The class of the link between ranks a and b: `links` when the topology was detected, else
+  // what the host map alone tells (self, cross-numa on one host: placement unknown, network).
+  LinkClass linkClass(int a, int b) const;
   // "h1,h2" (distinct hosts in order).
   std::string hostList() const;
 };

@@ -75,4 +75,20 @@ std::vector<LinkClass> classifyAll(const std::vector<RankPlacement>& placements)
   return out;
 }
 
+std::string linkClassCounts(const std::vector<LinkClass>& links) {
+  size_t n = 0;
+  while (n * n < links.size()) ++n;
+  std::array<int, kNames.size()> count{};
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) count.at(static_cast<size_t>(links[i * n + j]))++;
+  }
+  std::string out;
+  for (size_t k = 0; k < kNames.size(); ++k) {
+    if (count[k] == 0) continue;
+    out += (out.empty() ? "" : ", ") + std::to_string(count[k]) + " ";
+    out += kNames[k].second;
+  }
+  return out;
+}
+
 }  // namespace cb

@@ -52,5 +52,8 @@ struct RankPlacement {
 LinkClass classifyPair(const RankPlacement& a, const RankPlacement& b);
 // n*n row-major matrix over placements ordered by rank (element [i*n+j]).
 std::vector<LinkClass> classifyAll(const std::vector<RankPlacement>& placements);
+// The pairs i < j of an n*n matrix counted by class, nearest first: "3 core-group, 1 network"
+// ("" for fewer than two ranks).
+std::string linkClassCounts(const std::vector<LinkClass>& links);
 
 }  // namespace cb

@@ -15,6 +15,7 @@
 #include "core/Error.h"
 #include "core/Stats.h"
 #include "core/Text.h"
+#include "results/FingerprintDiff.h"
 
 namespace cb {
 
@@ -345,6 +346,8 @@ std::pair<bool, std::string> environmentCheck(const RunSet& base, const RunSet& 
       if (!differ) {
         detail = fmt::format("run {} has fingerprint {}, run {} has {}", b.id, shortFingerprint(b),
                              c.id, shortFingerprint(c));
+        std::string parts = fingerprintDifference(b.environmentJson, c.environmentJson);
+        if (!parts.empty()) detail += " (" + parts + ")";
       }
       differ = true;
     }

@@ -13,6 +13,8 @@
 #include <set>
 #include <tuple>
 
+#include "results/TopologyHtml.h"
+
 namespace cb {
 
 std::string htmlEscape(std::string_view text) {
@@ -578,6 +580,7 @@ std::string runMeta(const RunRecord& r) {
     out += fmt::format("<details><summary>environment</summary><pre>{}</pre></details>\n",
                        htmlEscape(r.environmentJson));
   }
+  out += topologyHtml(r.topologyJson);
   return out;
 }
 

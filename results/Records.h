@@ -31,6 +31,9 @@ struct RunRecord {
   std::string environmentJson;  // everything else known about the environment, JSON object
   int64_t pid = 0;              // of the rank-0 process, to tell a dead "running" run
   std::string host;             // of the rank-0 process
+  // Written by beginRun as the run detail "topology"; not read back into records
+  // (Store::runTopology).
+  std::string topologyJson;
 };
 
 struct ResultRecord {

@@ -567,8 +567,18 @@ int64_t Store::beginRun(const RunRecord& run) {
   s.bind(i++, r.host);
   s.run();
   int64_t id = sqlite3_last_insert_rowid(db_);
+  if (!r.topologyJson.empty()) {
+    Statement t(db_, "INSERT INTO run_details (run_id, kind, json) VALUES (?1, 'topology', ?2)");
+    t.bind(1, id);
+    t.bind(2, r.topologyJson);
+    t.run();
+  }
   tx.commit();
   return id;
+}
+
+std::string Store::runTopology(int64_t runId) const {
+  return runDetail(runId, "topology").value_or("");
 }
 
 void Store::addResult(const ResultRecord& result) {

@@ -95,6 +95,9 @@ class Store {
 
   std::vector<RunRecord> listRuns(const RunFilter& filter = {}) const;  // newest first
   std::optional<RunRecord> findRun(int64_t id) const;
+  // The topology JSON stored with a run (RunRecord::topologyJson at beginRun, the run detail
+  // "topology"); "" if none.
+  std::string runTopology(int64_t runId) const;
   // In the order they were added.
   std::vector<ResultRecord> results(int64_t runId, bool withSamples = false) const;
   RunSummary summarizeRun(int64_t runId) const;

@@ -7,6 +7,8 @@ namespace cb {
 Fingerprint buildFingerprint(const RunRecord& r, const HostMap& hosts, const HostInfo& hi) {
   Fingerprint fp;
   fp.comparable["collbench"] = r.collbenchVersion;
+  fp.comparable["compiler"] = compilerDescription();
+  fp.comparable["build_type"] = buildType();
   fp.comparable["mpi"] = r.mpiVersion;
   fp.comparable["ucx"] = r.ucxVersion;
   fp.comparable["cuda"] = r.cudaVersion;
@@ -21,6 +23,10 @@ Fingerprint buildFingerprint(const RunRecord& r, const HostMap& hosts, const Hos
   fp.informative["cores"] = std::to_string(hi.cores);
   fp.informative["numa_nodes"] = std::to_string(hi.numaNodes);
   return fp;
+}
+
+void addTopology(Fingerprint& fp, const RunTopology& topology) {
+  for (const auto& [k, val] : topology.fingerprint) fp.comparable[k] = val;
 }
 
 }  // namespace cb

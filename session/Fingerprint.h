@@ -6,11 +6,18 @@
 #include "core/HostMap.h"
 #include "results/Records.h"
 #include "topology/Environment.h"
+#include "topology/Placement.h"
 
 namespace cb {
 
-// Comparable: collbench/MPI/UCX/CUDA/NCCL versions, CPU model, world kind and size, host count,
-// the relevant environment variables. Informative: hosts, kernel, cores, NUMA nodes.
+// What one rank sees (every rank builds the same unless its environment differs). Comparable:
+// collbench version, compiler and build type, MPI/UCX/CUDA/NCCL versions, CPU model, world kind
+// and size, host count, the relevant environment variables. Informative: hosts, kernel, cores,
+// NUMA nodes.
 Fingerprint buildFingerprint(const RunRecord& record, const HostMap& hosts, const HostInfo& host);
+
+// The run-wide parts from the run's topology (every host's): GPU model and count, NVIDIA driver,
+// ranks per host and the topology summary hash (topology/Placement.h, RunTopology::fingerprint).
+void addTopology(Fingerprint& fp, const RunTopology& topology);
 
 }  // namespace cb

@@ -7,12 +7,29 @@
 #include <iterator>
 
 #include "collectives/Versions.h"
+#if defined(COLLBENCH_HAVE_CUDA)
+#include "collectives/nccl/GpuDevice.h"
+#endif
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "session/Fingerprint.h"
 #include "topology/Environment.h"
 
 namespace cb {
+namespace {
+
+// The GPU this rank would drive (nccl-tests' choice: the local rank's device), "" without one.
+std::string gpuBusIdOfRank(const Communicator& comm) {
+#if defined(COLLBENCH_HAVE_CUDA)
+  DeviceChoice choice = chooseDevice(comm);
+  if (choice.device >= 0) return describeDevice(choice.device).pciBusId;
+#else
+  (void)comm;
+#endif
+  return "";
+}
+
+}  // namespace
 
 RunSession::RunSession(Communicator& world, const SessionOptions& o)
     : o_(o), team_(world, o.transports) {
@@ -32,9 +49,17 @@ RunSession::RunSession(Communicator& world, const SessionOptions& o)
   r.status = RunStatus::kRunning;
   r.pid = getpid();
   r.host = hostName();
+  const Deadline d = team_.setupDeadline();
+  topology_ = collectRunTopology(team_.comm(), team_.hosts(), d, gpuBusIdOfRank(team_.comm()));
+  team_.setLinkClasses(topology_.links);
   Fingerprint fp = buildFingerprint(r, team_.hosts(), readHostInfo());
+  // What each rank sees of its own environment must agree before the run-wide parts are added.
+  auto differ = checkFingerprints(team_.hosts().hostOfRank, comm().allgatherStrings(fp.hash(), d));
+  topology_.findings.insert(topology_.findings.end(), differ.begin(), differ.end());
+  addTopology(fp, topology_);
   r.fingerprint = fp.hash();
   r.environmentJson = fp.toJson();
+  r.topologyJson = topology_.toJson();
 }
 
 void RunSession::printHeader(std::FILE* out, const std::vector<std::string>& extra) const {
@@ -47,10 +72,24 @@ void RunSession::printHeader(std::FILE* out, const std::vector<std::string>& ext
     fmt::print(out, "# cuda  : {}   nccl : {}\n", r.cudaVersion, r.ncclVersion);
   }
   for (const auto& line : extra) fmt::print(out, "{}\n", line);
+  for (const auto& t : topology_.hosts) fmt::print(out, "# topology {}: {}\n", t.host, t.summary());
+  const std::string links = linkClassCounts(topology_.links);
+  if (!links.empty()) fmt::print(out, "# links : rank pairs by link class: {}\n", links);
+  for (const auto& f : topology_.findings) fmt::print(out, "# preflight: {}\n", f.line());
   fmt::print(out, "# fingerprint {}\n#\n", r.fingerprint);
 }
 
 void RunSession::beginRun() {
+  const auto& findings = topology_.findings;
+  if (!findings.empty() && o_.strict) {
+    // Every rank holds the same findings, so every rank stops here alike.
+    throw EnvironmentError(fmt::format("preflight (--strict): {} finding{}; first: {}",
+                                       findings.size(), findings.size() == 1 ? "" : "s",
+                                       findings[0].line()));
+  }
+  if (root()) {
+    for (const auto& f : findings) fmt::print(stderr, "collbench: preflight: {}\n", f.line());
+  }
   std::string error;
   if (root() && !o_.dbPath.empty()) {
     try {

@@ -26,13 +26,16 @@ struct SessionOptions {
   std::string commandLine;      // stored with the run
   std::string dbPath;           // "" = do not store (--no-db)
   TransportOptions transports;  // -T bounds every set-up wait; --zero-copy
-  WorldOptions world;           // --np
+  WorldOptions world;           // --np, --bind
+  bool strict = false;          // --strict: the topology preflight's findings stop the run
 };
 
 class RunSession {
  public:
-  // Collective over world: the world Team (one allgather of host names) and the run record
-  // (versions, hosts, fingerprint). Nothing is written yet.
+  // Collective over world: the world Team (one allgather of host names), the run's topology
+  // (every host's machine, every rank's placement, the link class of every rank pair, the
+  // preflight's findings) and the run record (versions, hosts, fingerprint). Nothing is written
+  // yet.
   RunSession(Communicator& world, const SessionOptions& o);
   RunSession(const RunSession&) = delete;
   RunSession& operator=(const RunSession&) = delete;
@@ -42,16 +45,21 @@ class RunSession {
   const HostMap& hosts() const { return team_.hosts(); }
   bool root() const { return team_.rank() == 0; }
   const RunRecord& record() const { return record_; }
+  const RunTopology& topology() const { return topology_; }
+  // The class of the link between ranks a and b of the world (the team's HostMap::linkClass).
+  LinkClass linkClass(int a, int b) const { return hosts().linkClass(a, b); }
   const std::string& dbPath() const { return o_.dbPath; }
 
   // "# key : value" lines on rank 0's output: version, world, libraries, then `extra` lines (the
-  // command's description), then the fingerprint.
+  // command's description), the topology (per host, link classes, findings), the fingerprint.
   void printHeader(std::FILE* out, const std::vector<std::string>& extra = {}) const;
 
-  // Collective: rank 0 opens the database (unless --no-db), reaps runs left running by dead
-  // processes and begins this run (status running). If that fails every rank throws the same
-  // DatabaseError. Call it after validating the command's options, so a bad invocation leaves
-  // nothing in the database.
+  // Collective: the preflight first (its findings are warnings on rank 0's stderr, or with
+  // --strict an EnvironmentError on every rank before anything is stored); then rank 0 opens the
+  // database (unless --no-db), reaps runs left running by dead processes and begins this run
+  // (status running) with its topology. If that fails every rank throws the same DatabaseError.
+  // Call it after validating the command's options, so a bad invocation leaves nothing in the
+  // database.
   void beginRun();
   bool begun() const { return begun_; }
   int64_t runId() const { return runId_; }
@@ -67,6 +75,7 @@ class RunSession {
   SessionOptions o_;
   Team team_;
   RunRecord record_;
+  RunTopology topology_;
   std::optional<Store> store_;
   int64_t runId_ = 0;
   bool begun_ = false, ended_ = false;

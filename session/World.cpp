@@ -1,6 +1,8 @@
 #include "session/World.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <thread>
@@ -14,6 +16,11 @@ namespace cb {
 
 void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>& fn) {
   if (launchedByMpiLauncher()) {
+    if (o.bind != BindPolicy::kNone) {
+      throw UsageError(
+          "--bind binds the local world's rank threads; under mpirun bind the processes with "
+          "mpirun --bind-to core|numa");
+    }
     if (o.np != kNpNotGiven) {
       throw UsageError(
           "--np sets the size of the local (threads) world; under mpirun/srun the "
@@ -28,7 +35,25 @@ void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>&
   if (np < 1 || np > kMaxLocalRanks) {
     throw UsageError(fmt::format("--np {} is out of range (1..{})", np, kMaxLocalRanks));
   }
-  LocalWorld::run(np, fn);
+  if (o.bind == BindPolicy::kNone) {
+    LocalWorld::run(np, fn);
+    return;
+  }
+  // Rank threads are bound as mpirun binds processes; the local rank is the rank. Rank 0 runs
+  // on the calling thread, which gets its own affinity back afterwards.
+  cpu_set_t caller;
+  const bool saved = pthread_getaffinity_np(pthread_self(), sizeof caller, &caller) == 0;
+  struct Restore {
+    bool saved;
+    cpu_set_t* set;
+    ~Restore() {
+      if (saved) pthread_setaffinity_np(pthread_self(), sizeof *set, set);
+    }
+  } restore{saved, &caller};
+  LocalWorld::run(np, [&](Communicator& comm) {
+    bindThisThread(o.bind, comm.rank());
+    fn(comm);
+  });
 }
 
 }  // namespace cb

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/Communicator.h"
+#include "topology/Placement.h"
 
 namespace cb {
 
@@ -15,11 +16,13 @@ inline constexpr int kNpNotGiven = std::numeric_limits<int>::min();
 inline constexpr int kMaxLocalRanks = 1024;
 
 struct WorldOptions {
-  int np = kNpNotGiven;  // local world ranks
+  int np = kNpNotGiven;                 // local world ranks
+  BindPolicy bind = BindPolicy::kNone;  // --bind: local world rank threads only
 };
 
-// Throws UsageError for --np under a launcher or out of range. Under MPI an error a peer may not
-// share ends the job (session/WorldFailure.h) instead of returning.
+// Throws UsageError for --np or --bind under a launcher, or --np out of range. With --bind each
+// rank thread of the local world is bound (local rank = rank) before fn runs. Under MPI an error a
+// peer may not share ends the job (session/WorldFailure.h) instead of returning.
 void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>& fn);
 
 }  // namespace cb

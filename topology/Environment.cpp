@@ -15,6 +15,7 @@
 
 #include "core/Error.h"
 #include "core/Text.h"
+#include "topology/Placement.h"
 #include "topology/Topology.h"
 
 extern char** environ;
@@ -62,7 +63,7 @@ HostInfo hostInfoOf(const MachineTopology& t) {
 }
 
 HostInfo readHostInfo() {
-  HostInfo h = hostInfoOf(detectTopology({"/sys", false}));
+  HostInfo h = hostInfoOf(liveTopology());
   if (h.cpuModel.empty()) h.cpuModel = cpuModelFromProcCpuinfo();
   return h;
 }

@@ -19,8 +19,8 @@ struct HostInfo {
   int gpuCount = 0;
 };
 
-// This host, read with hwloc (I/O included, NVML not probed); never throws (fields it can't read
-// stay empty).
+// This host, from its live topology (read once per process: hwloc with I/O, sysfs, NVML); never
+// throws (fields it can't read stay empty).
 HostInfo readHostInfo();
 
 // A recorded host from an hwloc XML export (lstopo foo.xml), including the GPUs it lists as OS

@@ -232,7 +232,6 @@ std::string renderRunTopology(const std::string& text, const std::string& prefix
     lines(fmt::format("host {}: {}", t.host, t.summary()));
     lines(renderMatrix(t));
   }
-  std::map<std::string, int> pairs;
   if (j.contains("placements")) {
     for (const auto& p : j["placements"]) {
       RankPlacement r = placementFromJson(p.dump());
@@ -245,28 +244,30 @@ std::string renderRunTopology(const std::string& text, const std::string& prefix
     }
   }
   if (j.contains("link_classes")) {
-    const auto& m = j["link_classes"];
-    for (size_t i = 0; i < m.size(); ++i) {
-      for (size_t k = i + 1; k < m[i].size(); ++k) pairs[m[i][k].get<std::string>()]++;
+    std::vector<LinkClass> links;
+    for (const auto& row : j["link_classes"]) {
+      for (const auto& name : row) {
+        auto c = parseLinkClass(name.get<std::string>());
+        if (!c) throw EnvironmentError("stored topology: unknown link class " + name.dump());
+        links.push_back(*c);
+      }
     }
+    const std::string counts = linkClassCounts(links);
+    if (!counts.empty()) lines("rank pairs by link class: " + counts);
   }
-  std::string counts;
-  for (const auto& [name, n] : pairs)
-    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, name);
-  if (!counts.empty()) lines("rank pairs by link class: " + counts);
   if (j.contains("findings")) {
     for (const auto& f : j["findings"]) lines("preflight: " + f.get<std::string>());
   }
   return out;
 }
 
-RunTopology collectRunTopology(Communicator& comm, Deadline d, const std::string& gpuBusId) {
+RunTopology collectRunTopology(Communicator& comm, const HostMap& hosts, Deadline d,
+                               const std::string& gpuBusId) {
   RunTopology rt;
   const MachineTopology& mine = liveTopology();
-  const std::string& host = mine.host;  // gethostname
-  auto hostOfRank = comm.allgatherStrings(host, d);
-  int localRank = 0;
-  for (int r = 0; r < comm.rank(); ++r) localRank += hostOfRank[r] == host ? 1 : 0;
+  const std::vector<std::string>& hostOfRank = hosts.hostOfRank;
+  const std::string& host = hostOfRank.at(comm.rank());
+  const int localRank = hosts.localRank.at(comm.rank());
   RankPlacement me = placeThisRank(mine, comm.rank(), host, localRank, gpuBusId);
   rt.placements = gatherPlacements(comm, me, d);
   rt.links = classifyAll(rt.placements);

@@ -9,6 +9,7 @@
 
 #include "core/Clock.h"
 #include "core/Communicator.h"
+#include "core/HostMap.h"
 #include "core/LinkClass.h"
 #include "topology/Preflight.h"
 #include "topology/Topology.h"
@@ -55,8 +56,10 @@ struct RunTopology {
   std::vector<std::pair<std::string, std::string>> fingerprint;
   std::string toJson() const;  // {"hosts": [...], "placements": [...], "findings": [...]}
 };
+// Collective over comm, whose host map is `hosts` (the Team's: host names are not asked again).
 // `gpuBusId`: the GPU this rank drives ("" for a host rank or a build without the GPU path).
-RunTopology collectRunTopology(Communicator& comm, Deadline d, const std::string& gpuBusId = "");
+RunTopology collectRunTopology(Communicator& comm, const HostMap& hosts, Deadline d,
+                               const std::string& gpuBusId = "");
 
 // A stored RunTopology::toJson as text, each line starting with `prefix`: per host its summary
 // and matrix, then each rank's placement, the link classes counted over rank pairs, and the

@@ -6,11 +6,11 @@
 #   <!-- doc-test: skip: REASON -->
 # and is listed as skipped with its reason. Commands run as written in a scratch folder holding a
 # database of 12 small runs (labels nightly and pr; `show 12`, `compare 11 12` refer to them),
-# the logs the import example names (tests/data/docs), and build/ and scripts/ links; `collbench`
-# is on PATH; mpirun gets --oversubscribe (CI machines may have fewer cores than the examples'
-# ranks). A
-# command passes when it exits 0 (gate: 0 pass, 1 regression or 3 inconclusive, never 2). The
-# README's p2p examples run OSU's default sweeps: allow this test a few minutes.
+# the logs the import example names (tests/data/docs), and build/, scripts/ and tests/data
+# links; `collbench` is on PATH; mpirun gets --oversubscribe (CI machines may have fewer cores
+# than the examples' ranks). A command passes when it exits 0 (gate: 0 pass, 1 regression or 3
+# inconclusive, never 2). The README's p2p examples run OSU's default sweeps: allow this test a
+# few minutes.
 # $1 = the collbench binary; CB_SOURCE_DIR = the source tree.
 set -u
 cb=$(readlink -f "$1")
@@ -65,6 +65,7 @@ ln -s "$cb" "$work/build/cli/collbench"
 ln -s "$cb" "$work/bin/collbench"
 [ -d "$build/tests" ] && ln -s "$build/tests" "$work/build/tests"
 ln -s "$src/scripts" "$work/scripts"
+mkdir -p "$work/tests" && ln -s "$src/tests/data" "$work/tests/data"  # recorded topologies
 cp "$src"/tests/data/docs/*.log "$src"/tests/data/docs/*.txt "$src"/tests/data/docs/*.out "$work/"
 mpirun_real=$(command -v "${CB_MPIRUN:-mpirun}")
 cat >"$work/bin/mpirun" <<WRAP
