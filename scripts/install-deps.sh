@@ -3,7 +3,7 @@
 # present are not fetched again, and apt's lists are refreshed only when something is missing.
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   libopenmpi-dev openmpi-bin libucx-dev ucx-utils libhwloc-dev hwloc-nox
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
