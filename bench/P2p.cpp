@@ -334,6 +334,7 @@ struct P2pBench::Impl {
     p.test = o.test;
     p.transport = ch.name;
     p.pair = pair;
+    p.link = team.hosts().linkClass(pair.a, pair.b);
     p.bytes = bytes;
     p.window = w;
     if (auto agreed = agree(failure)) {

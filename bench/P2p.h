@@ -93,6 +93,7 @@ struct P2pPoint {
   P2pTest test = P2pTest::kLatency;
   std::string transport;
   RankPair pair;
+  LinkClass link = LinkClass::kCrossNuma;  // of the pair (the team's HostMap::linkClass)
   uint64_t bytes = 0;
   int window = 1;             // messages per iteration each way (1 for latency)
   std::string status = "ok";  // ok | failed

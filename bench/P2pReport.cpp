@@ -45,9 +45,10 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-std::string p2pTableHeader(P2pTest test, const std::string& transport, RankPair pair, int window) {
-  std::string out = fmt::format("# Transport: {}   pair {} -> {}   ({})\n", transport, pair.a,
-                                pair.b, definition(test, window));
+std::string p2pTableHeader(P2pTest test, const std::string& transport, RankPair pair, int window,
+                           LinkClass link) {
+  std::string out = fmt::format("# Transport: {}   pair {} -> {} (link {})   ({})\n", transport,
+                                pair.a, pair.b, linkClassName(link), definition(test, window));
   const std::string u = unitName(test);
   out += fmt::format("{:<10}{:>20}", "# Size", metricTitle(test));
   out += fmt::format("{:>12}{:>12}", fmt::format("Min ({})", u), fmt::format("Max ({})", u));
@@ -199,7 +200,7 @@ void P2pReportSet::add(const P2pPoint& p) {
   }
   if (streaming_.empty()) {
     streaming_ = p.transport;
-    out_.write("#\n" + p2pTableHeader(p.test, p.transport, p.pair, p.window));
+    out_.write("#\n" + p2pTableHeader(p.test, p.transport, p.pair, p.window, p.link));
   }
   if (p.transport == streaming_) {
     out_.write(p2pTableRow(p));
@@ -214,7 +215,7 @@ void P2pReportSet::pairEnd(RankPair pair) {
     auto it = held_.find(t);
     if (it == held_.end() || it->second.empty()) continue;
     const P2pPoint& first = it->second.front();
-    std::string text = "#\n" + p2pTableHeader(first.test, t, first.pair, first.window);
+    std::string text = "#\n" + p2pTableHeader(first.test, t, first.pair, first.window, first.link);
     for (const P2pPoint& p : it->second) text += p2pTableRow(p);
     out_.write(text);
   }

@@ -16,7 +16,8 @@
 namespace cb {
 
 // The two header lines of a table: "# Transport: ..." and the OSU column titles.
-std::string p2pTableHeader(P2pTest test, const std::string& transport, RankPair pair, int window);
+std::string p2pTableHeader(P2pTest test, const std::string& transport, RankPair pair, int window,
+                           LinkClass link);
 // One row: OSU's "%-10d%20.2f" (bandwidth below 1 GB/s with 4 decimals), then the extra columns.
 std::string p2pTableRow(const P2pPoint& p);
 // Sizes down, transports across, '*' after the best value of each size, then a wins row. All

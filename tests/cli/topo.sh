@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `collbench topo`: the live machine, recorded hwloc exports (tree, nvidia-smi-style matrix,
 # JSON), the preflight on healthy and degraded exports (--check, --strict, several hosts), a
-# fake sysfs tree, bad inputs; `run` records the topology and `show` prints it; --bind, --strict.
+# fake sysfs tree, bad inputs; `run` records the topology and `show` prints it; --bind, --strict;
+# p2p names its pairs' link class; gate names a fingerprint difference.
 # Usage: topo.sh /path/to/collbench   (CB_SOURCE_DIR comes from CTest)
 set -uo pipefail
 cb=${1:?usage: topo.sh COLLBENCH}
@@ -72,6 +73,13 @@ expect 0 "$cb" run allreduce --np 2 -b 8 -e 64 -n 5 -w 1 --bind core --db "$db"
 expect 0 "$cb" compare 1 2 --db "$db"
 hasnt "$out" "fingerprints differ"
 expect 0 "$cb" run allreduce --np 2 -b 8 -e 64 -n 5 -w 1 --bind numa --strict --no-db
+# p2p names the link class of every pair it measures (from the run's topology).
+expect 0 "$cb" p2p latency --np 2 -b 8 -e 8 -n 5 -w 1 --bind core --no-db
+has "$out" "pair 0 -> 1 (link "
+# Runs that differ in ranks per host are refused by gate, naming the difference.
+expect 0 "$cb" run allreduce --np 3 -b 8 -e 64 -n 5 -w 1 --db "$db"
+"$cb" gate --db "$db" --baseline 1 --candidate 3 >"$tmp/gate.out" 2>&1
+has "$(cat "$tmp/gate.out")" "ranks_per_host: 2 vs 3"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"

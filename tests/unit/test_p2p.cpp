@@ -237,9 +237,10 @@ TEST(P2p, TableRowsSideBySideAndMatrixText) {
   EXPECT_EQ(p2pTableRow(point("shm", 8, 1.2e-6, {0, 1})),
             "8" + pad(9) + pad(16) + "1.20" + pad(8) + "0.60" + pad(8) + "2.40" + pad(8) + "1.80" +
                 pad(9) + "100" + pad(7) + "0\n");
-  std::string header = p2pTableHeader(P2pTest::kBw, "ucx", {0, 1}, 64);
+  std::string header = p2pTableHeader(P2pTest::kBw, "ucx", {0, 1}, 64, LinkClass::kNetwork);
   EXPECT_NE(header.find("# Size        Bandwidth (GB/s)"), std::string::npos) << header;
   EXPECT_NE(header.find("window of 64 sends, then a 4-byte ack"), std::string::npos) << header;
+  EXPECT_NE(header.find("pair 0 -> 1 (link network)"), std::string::npos) << header;
 
   std::vector<P2pPoint> pts{point("mpi", 8, 3e-7, {0, 1}), point("shm", 8, 2e-7, {0, 1}),
                             point("mpi", 16, 3e-7, {0, 1}), point("shm", 16, 4e-7, {0, 1})};
