@@ -151,12 +151,7 @@ void printDescription(std::FILE* out, const P2pOptions& o, bool allPairs, uint64
 int doP2p(const P2pCliOptions& c) {
   P2pOptions o = toP2p(c);  // bad input fails here, before any rank starts
   const uint64_t matrix = matrixBytes(c, o);
-  SessionOptions session;
-  session.label = c.label;
-  session.commandLine = commandLine();
-  session.dbPath = c.noDb ? "" : c.db;
-  session.transports.setupSeconds = c.timeout;
-  session.world = c.world;
+  SessionOptions session = sessionOptions(c.label, c.db, c.noDb, c.timeout, c.world);
   session.strict = c.strict;
   return runMeasuringCommand(session, [&](RunSession& s) {
     P2pOptions mine = o;

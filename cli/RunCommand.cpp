@@ -214,13 +214,8 @@ int doRun(const RunOptions& o) {
     throw EnvironmentError("--nccl-choice needs the GPU path, which is not in this build");
 #endif
   }
-  SessionOptions session;
-  session.label = o.label;
-  session.commandLine = commandLine();
-  session.dbPath = o.noDb ? "" : o.db;
-  session.transports.setupSeconds = o.timeout;
+  SessionOptions session = sessionOptions(o.label, o.db, o.noDb, o.timeout, o.world);
   session.transports.shmZeroCopyBytes = zeroCopy;
-  session.world = o.world;
   session.strict = o.strict;
   return runMeasuringCommand(session, [&](RunSession& s) {
     validateSweep(s.team(), sweep);  // before the run is begun in the database

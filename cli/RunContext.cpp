@@ -2,6 +2,17 @@
 
 namespace cb::cli {
 
+SessionOptions sessionOptions(const std::string& label, const std::string& db, bool noDb,
+                              double timeoutSeconds, const WorldOptions& world) {
+  SessionOptions session;
+  session.label = label;
+  session.commandLine = commandLine();
+  session.dbPath = noDb ? "" : db;
+  session.transports.setupSeconds = timeoutSeconds;
+  session.world = world;
+  return session;
+}
+
 ResultRecord toRecord(const PointResult& p, int64_t runId, Statistic statistic) {
   ResultRecord r;
   r.runId = runId;

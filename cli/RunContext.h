@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "bench/Sweep.h"
@@ -13,6 +14,10 @@
 namespace cb::cli {
 
 ResultRecord toRecord(const PointResult& p, int64_t runId, Statistic statistic);
+// The session options every measuring command takes from its flags (--label, --db/--no-db, -T,
+// --np); the command line is this process's.
+SessionOptions sessionOptions(const std::string& label, const std::string& db, bool noDb,
+                              double timeoutSeconds, const WorldOptions& world);
 // The timing part of a record (seconds in, microseconds stored), shared by every measurement.
 void setTiming(ResultRecord& r, const Summary& summary, double timeSeconds, int iterations,
                Statistic statistic, const std::vector<double>& samples,

@@ -10,6 +10,11 @@
 #include "cli/Command.h"
 #include "core/Error.h"
 
+namespace cb::cli {
+// Declared here rather than in Command.h, which every cli/ file includes (a CLI11 rebuild each).
+void setupDiagCommand(CLI::App& app, Action& action);
+}  // namespace cb::cli
+
 int main(int argc, char** argv) {
   CLI::App app{
       "collbench: benchmarks and diagnoses collective communication (MPI, NCCL, hand-written "
@@ -25,6 +30,7 @@ int main(int argc, char** argv) {
   cb::cli::setupImportCommand(app, action);
   cb::cli::setupP2pCommand(app, action);
   cb::cli::setupProxyCommand(app, action);
+  cb::cli::setupDiagCommand(app, action);
   cb::cli::setupCompareCommand(app, action);
   cb::cli::setupGateCommand(app, action);
   cb::cli::setupHistoryCommand(app, action);

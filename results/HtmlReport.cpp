@@ -13,6 +13,7 @@
 #include <set>
 #include <tuple>
 
+#include "results/DiagReport.h"
 #include "results/TopologyHtml.h"
 
 namespace cb {
@@ -749,7 +750,12 @@ std::string runSection(const ReportRun& rr, Palette& palette) {
     return out + "<p class=\"empty\">No results stored for this run.</p>\n</section>\n";
   }
   if (rr.proxyJson) out += renderProxyDetail(*rr.proxyJson);
-  for (const Group& g : groupResults(rr.results)) {
+  // Diagnosis results are a link matrix, drawn as a heat map (results/DiagReport), not by size.
+  out += diagHtmlSection(rr.results);
+  std::vector<ResultRecord> bySize;
+  std::copy_if(rr.results.begin(), rr.results.end(), std::back_inserter(bySize),
+               [](const ResultRecord& r) { return !isDiagResult(r); });
+  for (const Group& g : groupResults(bySize)) {
     if (isP2pTest(g.key.collective)) {
       out += p2pFigure(g, run, palette);
       continue;

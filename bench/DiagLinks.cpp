@@ -1,0 +1,472 @@
+// `diag links` measurement: circle-method rounds of concurrent pairs, the verdict, confirmation.
+#include "bench/DiagLinks.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "core/Clock.h"
+#include "core/Error.h"
+#include "core/SharedMemory.h"
+#include "core/Stats.h"
+
+namespace cb {
+namespace {
+
+uint8_t patternByte(int rank, uint64_t i) {
+  return static_cast<uint8_t>((i * 131u + static_cast<uint64_t>(rank) * 29u + 7u) & 0xffu);
+}
+
+double median(std::vector<double> v) { return medianMad(std::move(v)).first; }
+
+// Every rank throws the first failure any rank had, with its kind.
+void agreeOnFailure(Communicator& comm, const std::optional<std::string>& mine, Deadline d) {
+  for (const std::string& s : comm.allgatherStrings(mine.value_or(""), d)) {
+    if (s.empty()) continue;
+    size_t bar = s.find('|');
+    throw Error(static_cast<ErrorKind>(std::stoi(s.substr(0, bar))), s.substr(bar + 1));
+  }
+}
+
+std::string encode(const std::exception& e) {
+  auto* err = dynamic_cast<const Error*>(&e);
+  return fmt::format("{}|{}", static_cast<int>(err ? err->kind() : ErrorKind::kInternal), e.what());
+}
+
+// What one rank measured in one round, gathered to rank 0 (fixed size; samples follow).
+struct RoundFigures {
+  int32_t peer = -1;
+  int32_t initiator = 0;
+  int64_t wrong = 0;
+};
+
+class Prober {
+ public:
+  Prober(Communicator& comm, Transport& t, const LinkProbeOptions& o) : comm_(comm), t_(t), o_(o) {
+    const size_t bytes = std::max<uint64_t>({o.bandwidthBytes, o.latencyBytes, 64});
+    send_ = SharedHostBuffer(bytes);
+    recv_ = SharedHostBuffer(bytes);
+    auto* s = static_cast<uint8_t*>(send_.data());
+    for (size_t i = 0; i < bytes; ++i) s[i] = patternByte(comm.rank(), i);
+    recv_.faultIn();
+  }
+
+  Deadline deadline() const { return Deadline::after(o_.timeoutSeconds); }
+
+  std::vector<LinkSample> run(const std::vector<std::vector<LinkPair>>& rounds) {
+    std::vector<LinkSample> out;
+    const int me = comm_.rank();
+    const size_t nl = static_cast<size_t>(o_.latencyIters),
+                 nb = static_cast<size_t>(o_.bandwidthIters);
+    for (const auto& round : rounds) {
+      int peer = -1;
+      bool initiator = false;
+      for (const LinkPair& p : round) {
+        if (p.a == me) peer = p.b, initiator = true;
+        if (p.b == me) peer = p.a;
+      }
+      std::vector<double> lat(nl, 0.0), bw(nb, 0.0);
+      RoundFigures fig;
+      fig.peer = peer;
+      fig.initiator = initiator;
+      std::optional<std::string> failure;
+      comm_.barrier(deadline());
+      if (peer >= 0) {
+        try {
+          latency(peer, initiator, lat);
+        } catch (const std::exception& e) {
+          failure = encode(e);
+        }
+      }
+      agreeOnFailure(comm_, failure, deadline());  // also lines up the bandwidth phase
+      if (peer >= 0) {
+        try {
+          fig.wrong = bibw(peer, bw);
+        } catch (const std::exception& e) {
+          failure = encode(e);
+        }
+      }
+      agreeOnFailure(comm_, failure, deadline());
+      std::vector<std::byte> mine(sizeof fig + (nl + nb) * sizeof(double));
+      std::memcpy(mine.data(), &fig, sizeof fig);
+      std::memcpy(mine.data() + sizeof fig, lat.data(), nl * sizeof(double));
+      std::memcpy(mine.data() + sizeof fig + nl * sizeof(double), bw.data(), nb * sizeof(double));
+      auto all = comm_.allgatherBytes(mine.data(), mine.size(), deadline());
+      if (me != 0) continue;
+      std::vector<RoundFigures> figs(static_cast<size_t>(comm_.size()));
+      for (size_t r = 0; r < figs.size(); ++r) {
+        std::memcpy(&figs[r], all.data() + r * mine.size(), sizeof(RoundFigures));
+      }
+      for (const LinkPair& p : round) {
+        const std::byte* base = all.data() + static_cast<size_t>(p.a) * mine.size();
+        LinkSample s;
+        s.pair = p;
+        s.latencySamples.resize(nl);
+        s.bandwidthSamples.resize(nb);
+        std::memcpy(s.latencySamples.data(), base + sizeof fig, nl * sizeof(double));
+        std::memcpy(s.bandwidthSamples.data(), base + sizeof fig + nl * sizeof(double),
+                    nb * sizeof(double));
+        s.latencyUs = median(s.latencySamples) * 1e6;
+        double t = median(s.bandwidthSamples);  // per message
+        s.bandwidthGBs = t > 0 ? 2.0 * static_cast<double>(o_.bandwidthBytes) / t / 1e9 : 0;
+        s.wrong = figs[static_cast<size_t>(p.a)].wrong + figs[static_cast<size_t>(p.b)].wrong;
+        out.push_back(std::move(s));
+      }
+    }
+    return out;
+  }
+
+ private:
+  void latency(int peer, bool initiator, std::vector<double>& samples) {
+    SendOp s{peer, send_.data(), o_.latencyBytes};
+    RecvOp r{peer, recv_.data(), o_.latencyBytes};
+    auto once = [&](Deadline d) {
+      if (initiator) {
+        t_.exchange(std::span<const SendOp>(&s, 1), {}, d);
+        t_.exchange({}, std::span<const RecvOp>(&r, 1), d);
+      } else {
+        t_.exchange({}, std::span<const RecvOp>(&r, 1), d);
+        t_.exchange(std::span<const SendOp>(&s, 1), {}, d);
+      }
+    };
+    for (int i = 0; i < o_.latencyWarmup; ++i) once(deadline());
+    for (double& x : samples) {
+      Deadline d = deadline();
+      double t0 = nowSeconds();
+      once(d);
+      x = (nowSeconds() - t0) / 2;
+    }
+  }
+
+  // Returns the bytes received wrong in the last window.
+  int64_t bibw(int peer, std::vector<double>& samples) {
+    const auto w = static_cast<size_t>(o_.window);
+    std::vector<SendOp> sends(w, SendOp{peer, send_.data(), o_.bandwidthBytes});
+    std::vector<RecvOp> recvs(w, RecvOp{peer, recv_.data(), o_.bandwidthBytes});
+    auto* got = static_cast<uint8_t*>(recv_.data());
+    for (uint64_t i = 0; i < o_.bandwidthBytes; ++i) {
+      got[i] = static_cast<uint8_t>(~patternByte(peer, i));
+    }
+    for (int i = 0; i < o_.bandwidthWarmup; ++i) t_.exchange(sends, recvs, deadline());
+    for (double& x : samples) {
+      Deadline d = deadline();
+      double t0 = nowSeconds();
+      t_.exchange(sends, recvs, d);
+      x = (nowSeconds() - t0) / static_cast<double>(w);
+    }
+    int64_t wrong = 0;
+    for (uint64_t i = 0; i < o_.bandwidthBytes; ++i) wrong += got[i] != patternByte(peer, i);
+    return wrong;
+  }
+
+  Communicator& comm_;
+  Transport& t_;
+  const LinkProbeOptions o_;
+  SharedHostBuffer send_, recv_;
+};
+
+double metricOf(const LinkSample& s, bool bandwidth) {
+  return bandwidth ? s.bandwidthGBs : s.latencyUs;
+}
+
+std::vector<LinkValue> valuesOf(const std::vector<LinkSample>& links, bool bandwidth,
+                                const std::function<std::string(int, int)>& linkClass) {
+  std::vector<LinkValue> v;
+  for (const LinkSample& s : links) {
+    v.push_back({s.pair, linkClass(s.pair.a, s.pair.b), metricOf(s, bandwidth)});
+  }
+  return v;
+}
+
+// The links to re-measure for a verdict: its suspects, and the two worst links of each named
+// endpoint (a rank's or a host's slowness must show alone too).
+std::vector<size_t> candidatesOf(const LinkVerdict& v) {
+  std::vector<size_t> out = v.suspects;
+  for (size_t g = 0; g < v.endpoints.size(); ++g) {
+    std::vector<size_t> mine;
+    for (size_t i = 0; i < v.links.size(); ++i) {
+      if (v.links[i].endpointGroup == static_cast<int>(g)) mine.push_back(i);
+    }
+    std::sort(mine.begin(), mine.end(),
+              [&](size_t x, size_t y) { return v.links[x].relative < v.links[y].relative; });
+    for (size_t k = 0; k < mine.size() && k < 2; ++k) out.push_back(mine[k]);
+  }
+  return out;
+}
+
+// Typical links of the class of link `i`: not suspect, not set aside, sharing no rank with it
+// when possible, closest to the class median first.
+std::vector<size_t> referencesFor(const LinkVerdict& v, size_t i, const std::set<size_t>& avoid,
+                                  int most) {
+  const LinkJudgement& l = v.links[i];
+  std::vector<std::pair<int, size_t>> ranked;  // (shares a rank, index)
+  for (size_t j = 0; j < v.links.size(); ++j) {
+    const LinkJudgement& c = v.links[j];
+    if (j == i || avoid.count(j) || c.linkClass != l.linkClass || c.endpointGroup >= 0) continue;
+    bool shares = c.pair.a == l.pair.a || c.pair.a == l.pair.b || c.pair.b == l.pair.a ||
+                  c.pair.b == l.pair.b;
+    ranked.push_back({shares ? 1 : 0, j});
+  }
+  std::sort(ranked.begin(), ranked.end(), [&](const auto& x, const auto& y) {
+    if (x.first != y.first) return x.first < y.first;
+    return std::abs(v.links[x.second].relative - 1) < std::abs(v.links[y.second].relative - 1);
+  });
+  std::vector<size_t> out;
+  for (size_t k = 0; k < ranked.size() && static_cast<int>(k) < most; ++k) {
+    out.push_back(ranked[k].second);
+  }
+  return out;
+}
+
+// Drops from `v` what confirmation did not uphold.
+LinkVerdict keepConfirmed(const LinkVerdict& v, const std::vector<Confirmation>& cs,
+                          const std::string& metric) {
+  LinkVerdict out = v;
+  auto upheld = [&](LinkPair p) {
+    for (const Confirmation& c : cs) {
+      if (c.metric == metric && c.pair == p) return c.confirmed;
+    }
+    return true;  // not re-measured: stands as measured
+  };
+  out.suspects.clear();
+  for (size_t i : v.suspects) {
+    if (upheld(v.links[i].pair)) {
+      out.suspects.push_back(i);
+    } else {
+      out.links[i].suspect = false;
+    }
+  }
+  out.endpoints.clear();
+  for (size_t g = 0; g < v.endpoints.size(); ++g) {
+    int tried = 0, held = 0;
+    for (const Confirmation& c : cs) {
+      if (c.metric != metric) continue;
+      for (size_t i = 0; i < v.links.size(); ++i) {
+        if (v.links[i].endpointGroup == static_cast<int>(g) && v.links[i].pair == c.pair) {
+          ++tried;
+          held += c.confirmed;
+        }
+      }
+    }
+    if (tried == 0 || 2 * held > tried) out.endpoints.push_back(v.endpoints[g]);
+  }
+  return out;
+}
+
+// A rank (or host) named on one metric explains the suspect links it is part of on the other:
+// those are dropped there, so the verdict names the rank and not its links.
+void explainByEndpoints(LinkVerdict& v, const LinkVerdict& other, const LinkGraph& graph) {
+  std::vector<int> ranks;
+  std::vector<std::string> hosts;
+  for (const EndpointJudgement& e : other.endpoints) {
+    if (e.kind == "host") {
+      hosts.push_back(e.name);
+    } else {
+      ranks.push_back(e.index);
+    }
+  }
+  auto touches = [&](LinkPair p) {
+    for (int end : {p.a, p.b}) {
+      if (std::find(ranks.begin(), ranks.end(), end) != ranks.end()) return true;
+      if (static_cast<size_t>(end) < graph.hostOf.size() &&
+          std::find(hosts.begin(), hosts.end(), graph.hostOf[static_cast<size_t>(end)]) !=
+              hosts.end()) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<size_t> kept;
+  for (size_t i : v.suspects) {
+    if (touches(v.links[i].pair)) {
+      v.links[i].suspect = false;
+    } else {
+      kept.push_back(i);
+    }
+  }
+  v.suspects = kept;
+}
+
+}  // namespace
+
+LinkClassOf hostLinkClass(const HostMap& hosts) {
+  return [hosts](int a, int b) {
+    return hosts.sameHost(a, b) ? std::string("same-host") : std::string("network");
+  };
+}
+
+LinkGraph rankGraph(const HostMap& hosts) {
+  LinkGraph graph;
+  for (int r = 0; r < hosts.size(); ++r) graph.endpointNames.push_back(std::to_string(r));
+  graph.hostOf = hosts.hostOfRank;
+  return graph;
+}
+
+DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const DiagLinksOptions& o,
+                             const LinkClassOf& classOf) {
+  Communicator& comm = team.comm();
+  const int n = comm.size();
+  if (n < 3) {
+    throw UsageError(fmt::format(
+        "diag links needs at least 3 ranks (this world has {}): a link is judged against the "
+        "others",
+        n));
+  }
+  DiagLinksResult res;
+  res.ranks = n;
+  std::vector<std::vector<LinkPair>> rounds;
+  if (o.quick) {
+    rounds = {halvesRound(n)};
+  } else if (o.sequential) {
+    for (const auto& round : circleRounds(n)) {
+      for (const LinkPair& p : round) rounds.push_back({p});
+    }
+  } else {
+    rounds = circleRounds(n);
+  }
+  res.rounds = static_cast<int>(rounds.size());
+  const LinkGraph graph = rankGraph(team.hosts());
+  const LinkClassOf linkClass = classOf ? classOf : hostLinkClass(team.hosts());
+  Prober prober(comm, team.transport(transport), o.probe);
+  comm.barrier(prober.deadline());
+  double t0 = nowSeconds();
+  res.links = prober.run(rounds);
+  res.matrixSeconds = nowSeconds() - t0;
+
+  // Judge, re-measure the new candidates alone, drop what confirmation does not uphold; a named
+  // rank or host that is not upheld is cleared (never named again) and the links judged again,
+  // so its slow links are judged as links. Rank 0 decides; the plan is broadcast.
+  SuspectOptions so = o.suspect;
+  std::vector<Confirmation> done;
+  auto measured = [&](const std::string& metric, LinkPair p) {
+    for (const Confirmation& c : done) {
+      if (c.metric == metric && c.pair == p) return true;
+    }
+    return false;
+  };
+  for (int pass = 0; pass < 3; ++pass) {
+    std::vector<Confirmation> pending;
+    if (comm.rank() == 0) {
+      res.bandwidth = judgeLinks(valuesOf(res.links, true, linkClass), graph, Better::kHigher, so);
+      res.latency = judgeLinks(valuesOf(res.links, false, linkClass), graph, Better::kLower, so);
+      if (o.confirm) {
+        for (bool bw : {true, false}) {
+          const LinkVerdict& v = bw ? res.bandwidth : res.latency;
+          const std::string metric = bw ? "bandwidth" : "latency";
+          std::vector<size_t> cand = candidatesOf(v);
+          std::set<size_t> avoid(cand.begin(), cand.end());
+          for (size_t i : v.suspects) avoid.insert(i);
+          for (size_t i : cand) {
+            if (measured(metric, v.links[i].pair)) continue;
+            Confirmation c;
+            c.metric = metric;
+            c.pair = v.links[i].pair;
+            c.matrixRelative = v.links[i].relative;
+            for (size_t r : referencesFor(v, i, avoid, o.maxReferences)) {
+              c.references.push_back(v.links[r].pair);
+            }
+            pending.push_back(c);
+          }
+        }
+      }
+    }
+    // Broadcast the pairs to re-measure: [count, a, b, (a, b) x count] per confirmation.
+    std::vector<int32_t> plan;
+    for (const Confirmation& c : pending) {
+      plan.push_back(static_cast<int32_t>(c.references.size()));
+      plan.push_back(c.pair.a);
+      plan.push_back(c.pair.b);
+      for (LinkPair p : c.references) {
+        plan.push_back(p.a);
+        plan.push_back(p.b);
+      }
+    }
+    auto sizes = comm.allgather<int64_t>(static_cast<int64_t>(plan.size()), prober.deadline());
+    if (sizes[0] == 0) break;
+    plan.resize(static_cast<size_t>(sizes[0]));
+    auto gathered =
+        comm.allgatherBytes(plan.data(), plan.size() * sizeof(int32_t), prober.deadline());
+    std::memcpy(plan.data(), gathered.data(), plan.size() * sizeof(int32_t));
+    // Every distinct link once per repeat, alone, suspects and references interleaved, repeated:
+    // drifting noise hits them alike.
+    std::vector<LinkPair> order;
+    for (size_t k = 0; k < plan.size();) {
+      const auto refs = static_cast<size_t>(plan[k]);
+      for (size_t r = 0; r <= refs; ++r) {
+        LinkPair p{plan[k + 1 + 2 * r], plan[k + 2 + 2 * r]};
+        if (std::find(order.begin(), order.end(), p) == order.end()) order.push_back(p);
+      }
+      k += 3 + 2 * refs;
+    }
+    std::vector<std::vector<LinkPair>> alone;
+    for (int rep = 0; rep < o.confirmRepeats; ++rep) {
+      for (LinkPair p : order) alone.push_back({p});
+    }
+    double c0 = nowSeconds();
+    std::vector<LinkSample> again = prober.run(alone);
+    res.confirmSeconds += nowSeconds() - c0;
+    bool cleared = false;
+    if (comm.rank() == 0) {
+      // again[rep * order.size() + k] is link order[k] in repeat rep.
+      auto value = [&](LinkPair p, bool bw, size_t rep) {
+        size_t k = static_cast<size_t>(std::find(order.begin(), order.end(), p) - order.begin());
+        return metricOf(again[rep * order.size() + k], bw);
+      };
+      const auto reps = static_cast<size_t>(o.confirmRepeats);
+      for (Confirmation& c : pending) {
+        const bool bw = c.metric == "bandwidth";
+        std::vector<double> mine, refsMedian, ratios;
+        for (size_t rep = 0; rep < reps; ++rep) {
+          std::vector<double> refs;
+          for (LinkPair p : c.references) refs.push_back(value(p, bw, rep));
+          double x = value(c.pair, bw, rep), ref = median(refs);
+          mine.push_back(x);
+          refsMedian.push_back(ref);
+          if (!refs.empty()) ratios.push_back(bw ? (ref > 0 ? x / ref : 1) : (x > 0 ? ref / x : 1));
+        }
+        c.aloneValue = median(mine);
+        if (c.references.empty()) {
+          c.confirmed = true;  // nothing to compare with: the matrix verdict stands
+        } else {
+          // Slower than its references by the gap in the median and in all repeats but one:
+          // one noisy repeat neither makes nor unmakes a suspect.
+          c.referenceValue = median(refsMedian);
+          c.aloneRelative = median(ratios);
+          size_t below = 0;
+          for (double r : ratios) below += r < 1 - o.suspect.gap;
+          c.confirmed = c.aloneRelative < 1 - o.suspect.gap &&
+                        below + 1 >= std::max<size_t>(ratios.size(), 2);
+        }
+        done.push_back(c);
+      }
+      for (const std::string& metric : {std::string("bandwidth"), std::string("latency")}) {
+        const LinkVerdict& v = metric == "bandwidth" ? res.bandwidth : res.latency;
+        LinkVerdict kept = keepConfirmed(v, done, metric);
+        for (const EndpointJudgement& e : v.endpoints) {
+          bool upheld = false;
+          for (const EndpointJudgement& k : kept.endpoints) upheld = upheld || k.name == e.name;
+          if (!upheld &&
+              std::find(so.cleared.begin(), so.cleared.end(), e.name) == so.cleared.end()) {
+            so.cleared.push_back(e.name);
+            cleared = true;
+          }
+        }
+      }
+    }
+    if (!comm.anyTrue(cleared, prober.deadline())) break;
+  }
+  if (comm.rank() == 0) {
+    res.confirmations = done;
+    res.finalBandwidth = keepConfirmed(res.bandwidth, done, "bandwidth");
+    res.finalLatency = keepConfirmed(res.latency, done, "latency");
+    explainByEndpoints(res.finalBandwidth, res.finalLatency, graph);
+    explainByEndpoints(res.finalLatency, res.finalBandwidth, graph);
+  }
+  return res;
+}
+
+}  // namespace cb

@@ -1,0 +1,60 @@
+// `diag ranks`: stragglers. An allreduce (the ring over the run's transport) is called
+// `iterations` times, each after a barrier (outside the timer, as the engine does); each rank
+// records when its first message of the call was posted (arrival: a rank slow before it talks
+// arrives late) and when its call returned (finish). core/Diagnosis.h judges them: which rank
+// arrives last, how often, by how much; a rank that arrives on time but finishes late sits
+// behind a slow link.
+//
+// The arrival is seen by a thin timestamping decorator under whatever transport the caller
+// passes (wrap it before the fault injector, so an injected delay is a late arrival).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "collectives/Team.h"
+#include "core/Communicator.h"
+#include "core/Diagnosis.h"
+#include "core/Transport.h"
+
+namespace cb {
+
+// Records the time of the first exchange() after each arm(); forwards everything.
+class ArrivalProbe final : public Transport {
+ public:
+  explicit ArrivalProbe(std::unique_ptr<Transport> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  uint64_t zeroCopySends() const override { return inner_->zeroCopySends(); }
+  void exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Deadline d) override;
+  void arm() { first_ = -1; }
+  double firstPost() const { return first_; }  // nowSeconds() of the first post, -1: none
+
+ private:
+  std::unique_ptr<Transport> inner_;
+  double first_ = -1;
+};
+
+struct DiagRanksOptions {
+  uint64_t bytes = 1 << 20;  // allreduce size (float sum)
+  int iterations = 50, warmup = 5;
+  double timeoutSeconds = 60;
+  SuspectOptions suspect;
+};
+
+struct DiagRanksResult {
+  StraggleVerdict verdict;
+  int steps = 0;  // communication steps of the ring allreduce, 2(n-1)
+  std::vector<std::vector<double>> arrive, finish;  // [rank][iteration], seconds
+};
+
+// Collective over the team: every rank calls it with the same options. `top` is the team's
+// transport the allreduce runs over (team.transport(name)); `probe` is the ArrivalProbe inside it,
+// under any fault injector (the team's transport decorator can make both).
+// The result is complete on rank 0.
+DiagRanksResult runDiagRanks(Team& team, ArrivalProbe& probe, Transport& top,
+                             const DiagRanksOptions& o);
+
+}  // namespace cb

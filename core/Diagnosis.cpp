@@ -1,0 +1,288 @@
+// Circle-method pairing and the suspect verdict (see Diagnosis.h for the rule).
+#include "core/Diagnosis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace cb {
+
+std::vector<std::vector<LinkPair>> circleRounds(int n) {
+  std::vector<std::vector<LinkPair>> rounds;
+  if (n < 2) return rounds;
+  // Odd n: a phantom player n; whoever meets it rests that round.
+  const int m = n % 2 == 0 ? n : n + 1;
+  const int ring = m - 1;  // players 0..m-2 rotate around the fixed player m-1
+  for (int r = 0; r < ring; ++r) {
+    std::vector<LinkPair> round;
+    for (int i = 0; i < m / 2; ++i) {
+      int a = i == 0 ? m - 1 : (r + i) % ring;
+      int b = i == 0 ? r : (r - i + ring) % ring;
+      if (a >= n || b >= n) continue;
+      round.push_back({std::min(a, b), std::max(a, b)});
+    }
+    std::sort(round.begin(), round.end(),
+              [](const LinkPair& x, const LinkPair& y) { return x.a < y.a; });
+    rounds.push_back(std::move(round));
+  }
+  return rounds;
+}
+
+std::vector<LinkPair> halvesRound(int n) {
+  std::vector<LinkPair> round;
+  for (int i = 0; i < n / 2; ++i) round.push_back({i, i + n / 2});
+  return round;
+}
+
+namespace {
+
+constexpr double kMadToSigma = 1.4826;  // MAD of a normal sample = 0.6745 sigma
+
+double medianOf(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
+// The robust lower bound of ratios: median / exp(k sigma) with sigma the MAD of log(ratio) scaled
+// to sigma. Ratios are multiplicative (half speed and double speed are as far from typical), so
+// their spread is measured in logs: a few noisy fast links must not widen the bound below.
+double robustBound(const std::vector<double>& ratios, double k) {
+  std::vector<double> logs;
+  for (double r : ratios) logs.push_back(std::log(std::max(r, 1e-12)));
+  auto [center, mad] = medianMad(logs);
+  return std::exp(center - k * kMadToSigma * mad);
+}
+
+// p of every link against its class's median over the links still in play (`active`).
+void relate(LinkVerdict& v, const std::vector<bool>& active) {
+  std::map<std::string, std::vector<double>> byClass;
+  for (size_t i = 0; i < v.links.size(); ++i) {
+    if (active[i]) byClass[v.links[i].linkClass].push_back(v.links[i].value);
+  }
+  std::map<std::string, double> medians;
+  for (auto& [cls, values] : byClass) medians[cls] = medianOf(values);
+  for (size_t i = 0; i < v.links.size(); ++i) {
+    LinkJudgement& l = v.links[i];
+    if (!active[i]) continue;
+    l.classMedian = medians[l.linkClass];
+    if (v.better == Better::kHigher) {
+      l.relative = l.classMedian > 0 ? l.value / l.classMedian : 1;
+    } else {
+      l.relative = l.value > 0 ? l.classMedian / l.value : 1;
+    }
+  }
+}
+
+// Names the endpoints (of one level) most of whose links are slow against the links that do
+// not involve them, and sets their links aside. `members[e]` lists the links that count for e.
+// The baseline is the rest of the links, not the class median: a slow rank among 4 owns half of
+// all links and would drag the class median down to itself.
+void judgeEndpoints(LinkVerdict& v, std::vector<bool>& active,
+                    const std::vector<std::string>& names,
+                    const std::vector<std::vector<size_t>>& members, const std::string& kind,
+                    const std::function<bool(size_t, LinkPair)>& touches, const SuspectOptions& o) {
+  std::vector<EndpointJudgement> named;
+  size_t judged = 0;
+  for (size_t e = 0; e < names.size(); ++e) {
+    std::vector<bool> mine(v.links.size(), false);
+    std::vector<double> ps, rest;
+    for (size_t i : members[e]) {
+      if (!active[i]) continue;
+      mine[i] = true;
+      ps.push_back(v.links[i].relative);
+    }
+    for (size_t i = 0; i < v.links.size(); ++i) {
+      if (active[i] && !mine[i] && !touches(e, v.links[i].pair)) {
+        rest.push_back(v.links[i].relative);
+      }
+    }
+    if (ps.size() < 2 || rest.size() < 3) continue;
+    ++judged;
+    const double center = medianOf(rest);
+    const double bound = robustBound(rest, o.k);
+    const double m = medianOf(ps);
+    int slow = 0;
+    for (double p : ps) slow += p < center * (1 - o.gap);
+    if (!(m < bound && m < center * (1 - o.gap) && 2 * slow > static_cast<int>(ps.size()))) {
+      continue;
+    }
+    if (std::find(o.cleared.begin(), o.cleared.end(), names[e]) != o.cleared.end()) continue;
+    EndpointJudgement ej;
+    ej.kind = kind;
+    ej.name = names[e];
+    ej.index = static_cast<int>(e);
+    ej.relative = center > 0 ? m / center : m;
+    ej.bound = center > 0 ? bound / center : bound;
+    ej.links = static_cast<int>(ps.size());
+    ej.slowLinks = slow;
+    named.push_back(ej);
+  }
+  if (judged < 3) {
+    v.notes.push_back(
+        fmt::format("{} {}s: too few to tell a slow {} from slow links", names.size(), kind, kind));
+    return;
+  }
+  std::sort(named.begin(), named.end(),
+            [](const auto& x, const auto& y) { return x.relative < y.relative; });
+  for (const EndpointJudgement& ej : named) {
+    int group = static_cast<int>(v.endpoints.size());
+    for (size_t i : members[static_cast<size_t>(ej.index)]) {
+      if (!active[i]) continue;
+      active[i] = false;
+      v.links[i].endpointGroup = group;
+    }
+    v.endpoints.push_back(ej);
+  }
+}
+
+}  // namespace
+
+std::pair<double, double> medianMad(std::vector<double> values) {
+  if (values.empty()) return {0, 0};
+  double m = medianOf(values);
+  for (double& x : values) x = std::abs(x - m);
+  return {m, medianOf(values)};
+}
+
+LinkVerdict judgeLinks(std::span<const LinkValue> links, const LinkGraph& graph, Better better,
+                       const SuspectOptions& o) {
+  LinkVerdict v;
+  v.better = better;
+  const size_t n = graph.endpointNames.size();
+  for (const LinkValue& l : links) {
+    LinkJudgement j;
+    j.pair = l.pair;
+    j.linkClass = l.linkClass;
+    j.value = l.value;
+    v.links.push_back(j);
+  }
+  std::vector<bool> active(v.links.size(), true);
+  relate(v, active);
+
+  // Hosts first, when there are enough of them and they are not the endpoints themselves.
+  if (graph.hostOf.size() == n) {
+    std::vector<std::string> hosts;
+    std::vector<int> hostIndex(n);
+    for (size_t e = 0; e < n; ++e) {
+      auto it = std::find(hosts.begin(), hosts.end(), graph.hostOf[e]);
+      hostIndex[e] = static_cast<int>(it - hosts.begin());
+      if (it == hosts.end()) hosts.push_back(graph.hostOf[e]);
+    }
+    if (hosts.size() >= 4 && hosts.size() < n) {
+      std::vector<std::vector<size_t>> members(hosts.size());
+      for (size_t i = 0; i < v.links.size(); ++i) {
+        int ha = hostIndex[static_cast<size_t>(v.links[i].pair.a)];
+        int hb = hostIndex[static_cast<size_t>(v.links[i].pair.b)];
+        if (ha == hb) continue;  // a host's own links say nothing about its network
+        members[static_cast<size_t>(ha)].push_back(i);
+        members[static_cast<size_t>(hb)].push_back(i);
+      }
+      auto onHost = [&](size_t h, LinkPair p) {
+        return hostIndex[static_cast<size_t>(p.a)] == static_cast<int>(h) ||
+               hostIndex[static_cast<size_t>(p.b)] == static_cast<int>(h);
+      };
+      judgeEndpoints(v, active, hosts, members, "host", onHost, o);
+      relate(v, active);
+    }
+  }
+  std::vector<std::vector<size_t>> members(n);
+  for (size_t i = 0; i < v.links.size(); ++i) {
+    members[static_cast<size_t>(v.links[i].pair.a)].push_back(i);
+    members[static_cast<size_t>(v.links[i].pair.b)].push_back(i);
+  }
+  auto isEnd = [](size_t e, LinkPair p) {
+    return p.a == static_cast<int>(e) || p.b == static_cast<int>(e);
+  };
+  judgeEndpoints(v, active, graph.endpointNames, members, graph.endpointKind, isEnd, o);
+  relate(v, active);
+
+  // Links, class by class, over what is left.
+  std::map<std::string, std::vector<size_t>> byClass;
+  for (size_t i = 0; i < v.links.size(); ++i) {
+    if (active[i]) byClass[v.links[i].linkClass].push_back(i);
+  }
+  for (auto& [cls, idx] : byClass) {
+    if (static_cast<int>(idx.size()) < o.minLinks) {
+      v.notes.push_back(fmt::format("link class '{}': {} link(s), too few to judge (needs {})",
+                                    cls.empty() ? "all" : cls, idx.size(), o.minLinks));
+      continue;
+    }
+    std::vector<double> ps;
+    for (size_t i : idx) ps.push_back(v.links[i].relative);
+    const double center = medianOf(ps);  // 1 up to rounding
+    const double bound = robustBound(ps, o.k);
+    for (size_t i : idx) {
+      LinkJudgement& l = v.links[i];
+      l.judged = true;
+      l.bound = bound;
+      l.suspect = l.relative < bound && l.relative < center * (1 - o.gap);
+      if (l.suspect) v.suspects.push_back(i);
+    }
+  }
+  std::sort(v.suspects.begin(), v.suspects.end(),
+            [&](size_t x, size_t y) { return v.links[x].relative < v.links[y].relative; });
+  return v;
+}
+
+}  // namespace cb
+
+namespace cb {
+
+StraggleVerdict judgeStragglers(const std::vector<std::vector<double>>& arrive,
+                                const std::vector<std::vector<double>>& finish, int steps,
+                                const SuspectOptions& o) {
+  StraggleVerdict v;
+  const size_t n = arrive.size();
+  if (n == 0 || finish.size() != n) return v;
+  const size_t iters = arrive[0].size();
+  v.iterations = static_cast<int>(iters);
+  std::vector<std::vector<double>> lateA(n), lateF(n);
+  std::vector<double> iterTimes;
+  std::vector<int> lastA(n, 0), lastF(n, 0);
+  for (size_t i = 0; i < iters; ++i) {
+    std::vector<double> a(n), f(n);
+    for (size_t r = 0; r < n; ++r) {
+      a[r] = arrive[r][i];
+      f[r] = finish[r][i];
+    }
+    const double ma = medianOf(a), mf = medianOf(f);
+    iterTimes.push_back(mf);
+    for (size_t r = 0; r < n; ++r) {
+      lateA[r].push_back(a[r] - ma);
+      lateF[r].push_back(f[r] - mf);
+    }
+    ++lastA[static_cast<size_t>(std::max_element(a.begin(), a.end()) - a.begin())];
+    ++lastF[static_cast<size_t>(std::max_element(f.begin(), f.end()) - f.begin())];
+  }
+  v.iterationUs = medianOf(iterTimes) * 1e6;
+  std::vector<double> medA(n), medF(n);
+  for (size_t r = 0; r < n; ++r) {
+    medA[r] = medianOf(lateA[r]);
+    medF[r] = medianOf(lateF[r]);
+  }
+  auto [ca, madA] = medianMad(medA);
+  const double t = v.iterationUs * 1e-6;
+  for (size_t r = 0; r < n; ++r) {
+    RankStraggle s;
+    s.rank = static_cast<int>(r);
+    s.arriveLateUs = medA[r] * 1e6;
+    s.finishLateUs = medF[r] * 1e6;
+    s.lastToArrive = lastA[r];
+    s.lastToFinish = lastF[r];
+    s.lateArriver = n >= 3 && medA[r] > ca + o.k * kMadToSigma * madA &&
+                    medA[r] > o.gap * t / std::max(1, steps);
+    s.lateFinisher =
+        n >= 3 && !s.lateArriver && medF[r] > o.gap * t && 2 * lastF[r] > static_cast<int>(iters);
+    v.ranks.push_back(s);
+  }
+  if (n < 3) v.notes.push_back("fewer than 3 ranks: no straggler can be told from the others");
+  return v;
+}
+
+}  // namespace cb

@@ -1,0 +1,146 @@
+// The verdict of link diagnosis, shared by the live measurement (`diag links`, bench/) and the
+// verdict over imported pairwise logs (`diag logs`, results/): pure functions over numbers.
+//
+// Pairing (the circle method): n ranks play a round-robin tournament; in each of n-1 rounds
+// (n even; n rounds with one rank resting when n is odd) every rank is in at most one pair, and
+// every pair meets exactly once, so all n(n-1)/2 links are measured in n-1 steps of n/2 links at
+// once instead of n(n-1)/2 steps of one.
+//
+// Suspects: each link has a value (bandwidth, higher is better; or latency, lower is better) and a
+// link class (links of one class should perform alike: same host, same NUMA node, network ...).
+// A link's relative performance p is its value against its class's median (value / median, or
+// median / value for latency): 1 is typical, 0.5 is half as good. A link is suspect only when
+//   p < exp(-k * 1.4826 * MAD(log p of its class))  (a robust outlier: the MAD of the logs,
+//                                                 scaled to sigma; ratios spread multiplicatively)
+//   p < 1 - gap                                (a practical gap, default 7%),
+// so a tight class does not flag a 1% wobble and a noisy class does not flag its own noise.
+// Before links, whole endpoints are judged (hosts first when there are 4 or more, then ranks):
+// an endpoint is named when its median p is below the links that do not involve it by both
+// rules above (their median, k MADs and the gap) and more than half of its links are below the
+// gap; its links are set aside and the class medians taken again over the rest. The baseline is
+// the other links, not the class: a slow rank among 4 owns half of all links.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cb {
+
+struct LinkPair {
+  int a = 0, b = 1;
+  bool operator==(const LinkPair&) const = default;
+};
+
+// Rounds of the circle method: n-1 rounds of n/2 pairs (n even) or n rounds of (n-1)/2 pairs (n
+// odd, one rank rests each round). Pairs have a < b. Empty for n < 2.
+std::vector<std::vector<LinkPair>> circleRounds(int n);
+// One round between the two halves: (i, i + n/2) for i < n/2 (`--quick`).
+std::vector<LinkPair> halvesRound(int n);
+
+enum class Better : uint8_t { kHigher, kLower };
+
+struct SuspectOptions {
+  double k = 3.0;     // MADs (scaled to sigma) beyond the class median
+  double gap = 0.07;  // and at least this far below it (fraction)
+  int minLinks = 3;   // a class with fewer links (after endpoints set aside) is not judged
+  // Endpoints (rank numbers or host names) never to name: re-measured alone, their slowness did
+  // not hold, so their links are judged as links.
+  std::vector<std::string> cleared;
+};
+
+struct LinkValue {
+  LinkPair pair;
+  std::string linkClass;  // "" = one class for all
+  double value = 0;
+};
+
+struct LinkJudgement {
+  LinkPair pair;
+  std::string linkClass;
+  double value = 0;
+  double classMedian = 0;  // of the values, over the class's links after endpoints set aside
+  double relative = 1;     // p: 1 typical, below 1 worse
+  double bound = 0;        // the robust bound on p (1 - k * sigma)
+  bool judged = false;     // false: class too small, or the link belongs to a named endpoint
+  bool suspect = false;
+  int endpointGroup = -1;  // index into LinkVerdict::endpoints when set aside for a named endpoint
+};
+
+struct EndpointJudgement {
+  std::string kind;     // "host" | "rank"
+  std::string name;     // host name, or the rank number
+  int index = -1;       // rank, or host index
+  double relative = 1;  // median p of its links
+  double bound = 0;
+  int links = 0, slowLinks = 0;  // its links, and those with p < 1 - gap
+};
+
+struct LinkVerdict {
+  Better better = Better::kHigher;
+  std::vector<LinkJudgement> links;          // in input order
+  std::vector<EndpointJudgement> endpoints;  // named hosts, then ranks; worst first each
+  std::vector<size_t> suspects;              // indices into links, worst first
+  std::vector<std::string> notes;            // what could not be judged and why
+  bool healthy() const { return endpoints.empty() && suspects.empty(); }
+};
+
+// `endpointNames[i]` names endpoint i (rank "3", or a host in imported logs); `hostOf[i]` its
+// host (empty vector: no host level). Links name endpoints by index.
+struct LinkGraph {
+  std::vector<std::string> endpointNames;
+  std::vector<std::string> hostOf;
+  std::string endpointKind = "rank";  // how endpoints are named in the verdict
+};
+
+LinkVerdict judgeLinks(std::span<const LinkValue> links, const LinkGraph& graph, Better better,
+                       const SuspectOptions& o = {});
+
+// Median and MAD (unscaled) of values; {0, 0} when empty.
+std::pair<double, double> medianMad(std::vector<double> values);
+
+}  // namespace cb
+
+namespace cb {
+
+// ---- stragglers (`diag ranks`) ----
+//
+// Per iteration of a collective that every rank enters together (a barrier before it, outside
+// the timer), each rank has `arrive`: the time from its start to its first message (a rank slow
+// to compute, or slow at everything, posts late), and `finish`: the time from its start to the
+// end of its call. Per rank, the medians over iterations of its lateness against the other ranks
+// (arrive minus the iteration's median arrive; likewise finish) are compared across ranks:
+//   a late arriver: median arrival lateness beyond k MADs of the ranks' and more than `gap` of
+//                   one communication step of the median call (a rank late at its first step is
+//                   late at every step: the call grows by many times its first lateness);
+//   a late finisher that arrived on time: median finish lateness more than `gap` of one
+//                   communication step of the median call, and the last to finish in more than
+//                   half the calls. (Behind a slow link every rank waits for it step after step
+//                   and the others spread widely, so a MAD bound over the ranks would hide the
+//                   one behind it; the consistency of being last is the robust part.)
+struct RankStraggle {
+  int rank = 0;
+  double arriveLateUs = 0, finishLateUs = 0;  // medians over iterations
+  int lastToArrive = 0, lastToFinish = 0;     // iterations in which it was the last
+  bool lateArriver = false, lateFinisher = false;
+};
+struct StraggleVerdict {
+  int iterations = 0;
+  double iterationUs = 0;  // median over iterations of the median rank's finish
+  std::vector<RankStraggle> ranks;
+  std::vector<std::string> notes;
+  bool healthy() const {
+    for (const RankStraggle& r : ranks) {
+      if (r.lateArriver || r.lateFinisher) return false;
+    }
+    return true;
+  }
+};
+// arrive[r][i], finish[r][i] in seconds; `steps`: communication steps of one call.
+StraggleVerdict judgeStragglers(const std::vector<std::vector<double>>& arrive,
+                                const std::vector<std::vector<double>>& finish, int steps,
+                                const SuspectOptions& o = {});
+
+}  // namespace cb
