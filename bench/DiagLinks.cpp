@@ -293,10 +293,8 @@ void explainByEndpoints(LinkVerdict& v, const LinkVerdict& other, const LinkGrap
 
 }  // namespace
 
-LinkClassOf hostLinkClass(const HostMap& hosts) {
-  return [hosts](int a, int b) {
-    return hosts.sameHost(a, b) ? std::string("same-host") : std::string("network");
-  };
+LinkClassOf topologyLinkClass(const HostMap& hosts) {
+  return [hosts](int a, int b) { return std::string(linkClassName(hosts.linkClass(a, b))); };
 }
 
 LinkGraph rankGraph(const HostMap& hosts) {
@@ -330,7 +328,7 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
   }
   res.rounds = static_cast<int>(rounds.size());
   const LinkGraph graph = rankGraph(team.hosts());
-  const LinkClassOf linkClass = classOf ? classOf : hostLinkClass(team.hosts());
+  const LinkClassOf linkClass = classOf ? classOf : topologyLinkClass(team.hosts());
   Prober prober(comm, team.transport(transport), o.probe);
   comm.barrier(prober.deadline());
   double t0 = nowSeconds();

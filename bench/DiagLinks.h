@@ -79,15 +79,16 @@ struct DiagLinksResult {
 
 // Each pair's class (the same on every rank): links are judged against the links of their class.
 using LinkClassOf = std::function<std::string(int, int)>;
-// Until the topology's per-pair classes: "same-host" for two ranks of one host, else "network".
-LinkClassOf hostLinkClass(const HostMap& hosts);
+// The topology's class of each pair (HostMap::linkClass: core-group, numa, cross-numa, nvlink,
+// ..., network; from the host names alone when no topology was detected), by name.
+LinkClassOf topologyLinkClass(const HostMap& hosts);
 // The endpoints of a team's links: its ranks, named by number, with their hosts.
 LinkGraph rankGraph(const HostMap& hosts);
 
 // Collective over the team: the whole `diag links` measurement and verdict over the team's
 // transport `transport` (set up once and cached by the team; a fault injector is the team's
 // transport decorator). Pairs are measured over that one transport: each round's pairs exchange
-// at once, the other ranks wait at the round's barrier. `linkClass` empty: hostLinkClass. The
+// at once, the other ranks wait at the round's barrier. `linkClass` empty: topologyLinkClass. The
 // result is complete on rank 0 only. Throws (the same error kind on every rank) when an exchange
 // fails.
 DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const DiagLinksOptions& o,
