@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ASan + UBSan: builds the unit tests and the collbench binary with
-# -fsanitize=address,undefined (no recovery: the first finding fails), then runs the CTest label
-# `sanitize`: every unit test and short CLI runs (the bad-input battery and a small sweep of every
-# collective in the local world). Host code only (the CUDA path is not built here).
+# -fsanitize=address,undefined (no recovery: the first finding fails), then runs the CTest labels
+# `unit` (every unit test) and `sanitize` (short CLI runs: the bad-input battery and a small
+# sweep of every collective in the local world). Host code only (the CUDA path is not built here).
 # CI budget: on an idle 2-core machine the build dominates; pass -R REGEX to run a subset.
 # Usage: scripts/sanitize.sh [extra ctest arguments]
 set -euo pipefail
@@ -18,4 +18,4 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # detect_leaks: the unit tests and the CLI must not leak either. UBSan prints the stack.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir "$dir" -L sanitize --output-on-failure -j 2 --timeout 900 "$@"
+ctest --test-dir "$dir" -L 'unit|sanitize' --output-on-failure -j 2 --timeout 900 "$@"
