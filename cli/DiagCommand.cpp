@@ -172,11 +172,11 @@ ResultRecord linkRecord(int64_t runId, const std::string& transport, const LinkS
   r.message = message;
   const std::vector<double>& samples = bandwidth ? s.bandwidthSamples : s.latencySamples;
   Summary sum = summarize(samples);
-  r.wrong = bandwidth ? s.wrong : -1;
+  if (bandwidth && s.wrong >= 0) r.wrong = s.wrong;  // the latency probe is not verified
   if (bandwidth) {
     r.algbw = r.busbw = s.bandwidthGBs;
-  } else {
-    r.algbw = r.busbw = sum.median > 0 ? static_cast<double>(p.latencyBytes) / sum.median / 1e9 : 0;
+  } else if (sum.median > 0) {
+    r.algbw = r.busbw = static_cast<double>(p.latencyBytes) / sum.median / 1e9;
   }
   setTiming(r, sum, sum.median, static_cast<int>(samples.size()), Statistic::kMedian, samples, {});
   return r;
@@ -409,6 +409,7 @@ int doBisect(const BisectCli& c) {
         r.placement = "out";
         r.nranks = static_cast<int>(group.size());
         r.busbw = busbw;
+        r.timeKnown = r.medianKnown = false;  // a bisection step keeps its bandwidth only
         r.message = msg;
         s.addResult(r);
       };
@@ -670,6 +671,7 @@ int doLogs(const LogsCli& c) {
       r.placement = "out";
       r.nranks = 2;
       r.algbw = r.busbw = v.links[i].value;
+      r.timeKnown = r.medianKnown = false;  // the logs give a link's bandwidth only
       r.message = linkMessage(v, i, info);
       records.push_back(r);
     }
@@ -681,6 +683,7 @@ int doLogs(const LogsCli& c) {
       r.placement = "out";
       r.nranks = 2;
       r.status = "failed";
+      r.timeKnown = r.medianKnown = false;
       r.message = l->why + " (" + l->file + ")";
       records.push_back(r);
     }

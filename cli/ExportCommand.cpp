@@ -50,6 +50,26 @@ std::string csvLine(const std::vector<std::string>& fields) {
 // Shortest text that reads back to the same double.
 std::string num(double v) { return fmt::format("{}", v); }
 
+// Unknown values (NULL in the store): an empty CSV field, JSON null.
+std::string text(const std::optional<double>& v) { return v ? num(*v) : ""; }
+template <typename T>
+std::string text(const std::optional<T>& v) {
+  return v ? std::to_string(*v) : "";
+}
+template <typename T>
+nlohmann::json value(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+nlohmann::json value(const std::string& v) {
+  return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+std::optional<double> timeOf(const ResultRecord& r) {
+  return r.timeKnown ? std::optional<double>(r.timeUs) : std::nullopt;
+}
+std::optional<double> medianOf(const ResultRecord& r) {
+  return r.medianKnown ? std::optional<double>(r.medianUs) : std::nullopt;
+}
+
 std::vector<RunRecord> selectRuns(const Store& store, const std::string& run) {
   if (run.empty()) {
     std::vector<RunRecord> runs = store.listRuns();
@@ -137,18 +157,18 @@ std::vector<std::string> caseFields(const ResultRecord& r) {
           r.variant,
           r.dtype,
           r.op,
-          std::to_string(r.root),
+          text(r.root),
           std::to_string(r.sizeBytes),
-          std::to_string(r.count),
+          text(r.count),
           r.placement,
-          std::to_string(r.nranks)};
+          text(r.nranks)};
 }
 
 nlohmann::json caseJson(const ResultRecord& r) {
   return {{"result_id", r.id},        {"run_id", r.runId},         {"collective", r.collective},
-          {"variant", r.variant},     {"dtype", r.dtype},          {"op", r.op},
-          {"root", r.root},           {"size_bytes", r.sizeBytes}, {"count", r.count},
-          {"placement", r.placement}, {"nranks", r.nranks}};
+          {"variant", r.variant},     {"dtype", value(r.dtype)},   {"op", value(r.op)},
+          {"root", value(r.root)},    {"size_bytes", r.sizeBytes}, {"count", value(r.count)},
+          {"placement", r.placement}, {"nranks", value(r.nranks)}};
 }
 
 const std::vector<std::string> kResultTail{
@@ -156,20 +176,9 @@ const std::vector<std::string> kResultTail{
     "min_us", "max_us",  "p99_us",     "cv",        "algbw",   "busbw",     "wrong"};
 
 std::vector<std::string> resultTail(const ResultRecord& r) {
-  return {r.status,
-          r.message,
-          std::to_string(r.iterations),
-          r.statistic,
-          num(r.timeUs),
-          num(r.medianUs),
-          num(r.meanUs),
-          num(r.minUs),
-          num(r.maxUs),
-          num(r.p99Us),
-          num(r.cv),
-          num(r.algbw),
-          num(r.busbw),
-          std::to_string(r.wrong)};
+  return {r.status,          r.message,      text(r.iterations), r.statistic,   text(timeOf(r)),
+          text(medianOf(r)), text(r.meanUs), text(r.minUs),      text(r.maxUs), text(r.p99Us),
+          text(r.cv),        text(r.algbw),  text(r.busbw),      text(r.wrong)};
 }
 
 std::string exportText(const ExportArgs& a, const Store& store) {
@@ -204,9 +213,9 @@ std::string exportText(const ExportArgs& a, const Store& store) {
           nlohmann::json j = caseJson(r);
           for (size_t i = 0; i < kResultTail.size(); ++i) j[kResultTail[i]] = resultTail(r)[i];
           // Numbers as numbers.
-          j["iterations"] = r.iterations;
-          for (auto [name, v] : {std::pair{"time_us", r.timeUs},
-                                 {"median_us", r.medianUs},
+          j["iterations"] = value(r.iterations);
+          for (auto [name, v] : {std::pair{"time_us", timeOf(r)},
+                                 {"median_us", medianOf(r)},
                                  {"mean_us", r.meanUs},
                                  {"min_us", r.minUs},
                                  {"max_us", r.maxUs},
@@ -214,9 +223,9 @@ std::string exportText(const ExportArgs& a, const Store& store) {
                                  {"cv", r.cv},
                                  {"algbw", r.algbw},
                                  {"busbw", r.busbw}}) {
-            j[name] = v;
+            j[name] = value(v);
           }
-          j["wrong"] = r.wrong;
+          j["wrong"] = value(r.wrong);
           rows.push_back(std::move(j));
         }
       }
@@ -231,7 +240,8 @@ std::string exportText(const ExportArgs& a, const Store& store) {
       std::vector<ResultRecord> results =
           a.perRank ? store.results(run.id, true) : store.resultsWithSamples(run.id);
       for (const ResultRecord& r : results) {
-        size_t perRank = r.nranks > 0 ? r.rankSamplesUs.size() / static_cast<size_t>(r.nranks) : 0;
+        const int n = r.nranks.value_or(0);
+        size_t perRank = n > 0 ? r.rankSamplesUs.size() / static_cast<size_t>(n) : 0;
         if (csv) {
           std::vector<std::string> fields = caseFields(r);
           auto row = [&](const std::string& rank, size_t i, double t) {

@@ -38,14 +38,22 @@ constexpr const char* kCaseSyntax =
     "  allreduce::::64K-4M:in      a size range (as --sizes), in-place only\n"
     "Sizes take binary suffixes (K, M, G). Several CASEs show every case matching any.";
 
-// Eight levels of a unicode sparkline, low to high.
-std::string sparkline(const std::vector<double>& values) {
+// Eight levels of a unicode sparkline, low to high; a space for an unknown value.
+std::string sparkline(const std::vector<std::optional<double>>& values) {
   static constexpr const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-  if (values.empty()) return "";
-  auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  std::vector<double> known;
+  for (const auto& v : values) {
+    if (v) known.push_back(*v);
+  }
+  if (known.empty()) return "";
+  auto [lo, hi] = std::minmax_element(known.begin(), known.end());
   std::string out;
-  for (double v : values) {
-    int level = *hi > *lo ? static_cast<int>(std::lround((v - *lo) / (*hi - *lo) * 7)) : 3;
+  for (const auto& v : values) {
+    if (!v) {
+      out += ' ';
+      continue;
+    }
+    int level = *hi > *lo ? static_cast<int>(std::lround((*v - *lo) / (*hi - *lo) * 7)) : 3;
     out += kBars[std::clamp(level, 0, 7)];
   }
   return out;
@@ -112,15 +120,21 @@ int doHistory(const HistoryArgs& a) {
     std::stable_sort(points.begin(), points.end(), [](const auto& x, const auto& y) {
       return std::tie(x.run.startedAt, x.run.id) < std::tie(y.run.startedAt, y.run.id);
     });
-    std::vector<double> values;
+    // Unknown values (NULL: a log without that column) are shown as "-" and skipped.
+    std::vector<std::optional<double>> values;
     for (const HistoryPoint& p : points) {
-      values.push_back(busbw ? p.result.busbw : p.result.timeUs);
+      const ResultRecord& r = p.result;
+      values.push_back(busbw         ? r.busbw
+                       : r.timeKnown ? std::optional<double>(r.timeUs)
+                                     : std::nullopt);
     }
+    auto change = [](const std::optional<double>& from, const std::optional<double>& to) {
+      return from && to && *from > 0 ? std::optional<double>((*to - *from) / *from * 100)
+                                     : std::nullopt;
+    };
     std::string statistic = points.back().result.statistic;
-    std::string trend = values.size() > 1 && values.front() > 0
-                            ? fmt::format(", {:+.1f}% first to last",
-                                          (values.back() - values.front()) / values.front() * 100)
-                            : "";
+    auto overall = values.size() > 1 ? change(values.front(), values.back()) : std::nullopt;
+    std::string trend = overall ? fmt::format(", {:+.1f}% first to last", *overall) : "";
     fmt::print("{}# {}   {} ({}{})   {}   {} run(s){}\n", first ? "" : "#\n", key.toString(),
                metricName(metric), metricUnit(metric), busbw ? "" : ", " + statistic,
                sparkline(values), points.size(), trend);
@@ -135,14 +149,13 @@ int doHistory(const HistoryArgs& a) {
                      {"fingerprint"}});
     for (size_t i = 0; i < points.size(); ++i) {
       const HistoryPoint& p = points[i];
-      std::string change = "-";
-      if (i > 0 && values[i - 1] > 0) {
-        change = fmt::format("{:+.1f}%", (values[i] - values[i - 1]) / values[i - 1] * 100);
-      }
+      auto vsPrev = i > 0 ? change(values[i - 1], values[i]) : std::nullopt;
+      const ResultRecord& r = p.result;
       table.addRow({std::to_string(p.run.id), shortTime(p.run.startedAt),
-                    p.run.label.empty() ? "-" : p.run.label, number(values[i]), change,
-                    std::to_string(p.result.iterations),
-                    p.result.iterations > 1 ? fmt::format("{:.1f}%", p.result.cv * 100) : "-",
+                    p.run.label.empty() ? "-" : p.run.label, values[i] ? number(*values[i]) : "-",
+                    vsPrev ? fmt::format("{:+.1f}%", *vsPrev) : "-",
+                    r.iterations ? std::to_string(*r.iterations) : "-",
+                    r.cv ? fmt::format("{:.1f}%", *r.cv * 100) : "-",
                     p.run.fingerprint.empty() ? "-" : p.run.fingerprint});
     }
     fmt::print("{}", table.render("# "));

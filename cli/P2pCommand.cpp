@@ -97,15 +97,14 @@ ResultRecord toRecord(const P2pPoint& p, int64_t runId, Statistic statistic) {
   r.variant = p2pVariantLabel(p.transport, p.pair);
   r.dtype = "uint8";
   r.op = "none";
-  r.root = -1;
   r.sizeBytes = p.bytes;
   r.count = p.bytes;
   r.placement = "out";
   r.nranks = 2;
   r.status = p.status;
   r.message = p.message;
-  r.algbw = r.busbw = p.bandwidthGBs;
-  r.wrong = p.wrong;
+  if (p.status == "ok" || p.bandwidthGBs != 0) r.algbw = r.busbw = p.bandwidthGBs;
+  if (p.wrong >= 0) r.wrong = p.wrong;  // -1: not verified
   setTiming(r, p.summary, p.timeSeconds, p.iterations, statistic, p.samples, p.rankSamples);
   return r;
 }

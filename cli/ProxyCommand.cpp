@@ -198,15 +198,14 @@ ResultRecord stepRecord(const ProxyOptions& o, const ProxyResult& r, const Proxy
                             formText(o, run.layout), variantLabel(r));
   rec.dtype = std::string(dataTypeName(o.gradType));
   rec.op = "sum";
-  rec.root = -1;
   rec.sizeBytes = run.commBytesPerStep;
   rec.count = static_cast<uint64_t>(run.batchPerRank * run.layout.dp + 0.5);
   rec.placement = "step";
   rec.nranks = run.n;
   rec.status = "ok";
-  rec.wrong = run.wrong;
+  if (run.wrong >= 0) rec.wrong = run.wrong;  // -1: not verified
   // Bandwidth of a step: the bytes rank 0 hands to communication per step over the step time.
-  rec.algbw = rec.busbw = run.step > 0 ? run.commBytesPerStep / run.step / 1e9 : 0;
+  if (run.step > 0) rec.algbw = rec.busbw = run.commBytesPerStep / run.step / 1e9;
   Summary s = summarize(run.stepSamples);
   setTiming(rec, s, s.median, run.steps, Statistic::kMedian, run.stepSamples, run.rankSteps);
   return rec;

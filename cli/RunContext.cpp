@@ -20,16 +20,17 @@ ResultRecord toRecord(const PointResult& p, int64_t runId, Statistic statistic) 
   r.variant = p.variant;
   r.dtype = std::string(dataTypeName(p.dtype));
   r.op = hasReduction(p.coll) ? std::string(redOpName(p.op)) : "none";
-  r.root = p.root;
+  if (p.root >= 0) r.root = p.root;  // -1: not a rooted collective
   r.sizeBytes = p.bytes;
   r.count = p.count;
   r.placement = std::string(placementName(p.placement));
   r.nranks = p.nranks;
   r.status = p.status;
   r.message = p.message;
-  r.algbw = p.algbw;
-  r.busbw = p.busbw;
-  r.wrong = p.wrong;
+  // A point that is not ok and has no bandwidth was not timed: unknown, not 0 GB/s.
+  if (p.status == "ok" || p.algbw != 0) r.algbw = p.algbw;
+  if (p.status == "ok" || p.busbw != 0) r.busbw = p.busbw;
+  if (p.wrong >= 0) r.wrong = p.wrong;  // -1: not verified
   setTiming(r, p.summary, p.timeSeconds, p.iterations, statistic, p.samples, p.rankSamples);
   return r;
 }
@@ -37,15 +38,24 @@ ResultRecord toRecord(const PointResult& p, int64_t runId, Statistic statistic) 
 void setTiming(ResultRecord& r, const Summary& summary, double timeSeconds, int iterations,
                Statistic statistic, const std::vector<double>& samples,
                const std::vector<double>& rankSamples) {
-  r.iterations = iterations;
+  // What was not measured stays unset (stored NULL): no iterations, no time without samples,
+  // no cv from fewer than 2 samples.
+  r.iterations.reset();
+  if (iterations > 0) r.iterations = iterations;
   r.statistic = std::string(statisticName(statistic));
+  r.timeKnown = timeSeconds > 0 || summary.n > 0;
   r.timeUs = timeSeconds * 1e6;
-  r.medianUs = summary.median * 1e6;
-  r.meanUs = summary.mean * 1e6;
-  r.minUs = summary.min * 1e6;
-  r.maxUs = summary.max * 1e6;
-  r.p99Us = summary.p99 * 1e6;
-  r.cv = summary.cv;
+  for (auto* v : {&r.meanUs, &r.minUs, &r.maxUs, &r.p99Us, &r.cv}) v->reset();
+  r.medianKnown = summary.n > 0;
+  r.medianUs = 0;
+  if (summary.n > 0) {
+    r.medianUs = summary.median * 1e6;
+    r.meanUs = summary.mean * 1e6;
+    r.minUs = summary.min * 1e6;
+    r.maxUs = summary.max * 1e6;
+    r.p99Us = summary.p99 * 1e6;
+  }
+  if (summary.n > 1) r.cv = summary.cv;
   r.samplesUs.clear();
   r.rankSamplesUs.clear();
   r.samplesUs.reserve(samples.size());

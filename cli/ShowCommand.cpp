@@ -57,6 +57,12 @@ void printHeader(const RunRecord& r) {
 }
 
 std::string fixed(double v) { return fmt::format("{:.2f}", v); }
+// An unknown value (NULL in the store) prints as "-".
+std::string fixed(const std::optional<double>& v) { return v ? fixed(*v) : "-"; }
+template <typename T>
+std::string whole(const std::optional<T>& v) {
+  return v ? std::to_string(*v) : "-";
+}
 
 std::string joinValues(const double* begin, const double* end) {
   return fmt::format("{:.2f}", fmt::join(begin, end, " "));
@@ -86,10 +92,11 @@ void printGroup(const std::vector<const ResultRecord*>& group, bool withSamples)
     if (std::find(statistics.begin(), statistics.end(), r->statistic) == statistics.end()) {
       statistics.push_back(r->statistic);
     }
-    anyRoot = anyRoot || r->root >= 0;
+    anyRoot = anyRoot || r->root.has_value();
   }
-  fmt::print("#\n# {}  {}  {}   time = {} over iterations\n", first.collective, first.dtype,
-             first.op, fmt::join(statistics, "/"));
+  fmt::print("#\n# {}  {}  {}   time = {} over iterations\n", first.collective,
+             first.dtype.empty() ? "dtype?" : first.dtype, first.op.empty() ? "op?" : first.op,
+             fmt::join(statistics, "/"));
   using A = TextTable::Align;
   std::vector<TextTable::Column> columns{
       {"size", A::kRight}, {"count", A::kRight}, {"variant"}, {"place"}};
@@ -101,15 +108,15 @@ void printGroup(const std::vector<const ResultRecord*>& group, bool withSamples)
   TextTable table(std::move(columns));
   for (const ResultRecord* r : group) {
     bool ok = r->status == "ok";
-    std::vector<std::string> row{std::to_string(r->sizeBytes), std::to_string(r->count), r->variant,
+    std::vector<std::string> row{std::to_string(r->sizeBytes), whole(r->count), r->variant,
                                  r->placement};
-    if (anyRoot) row.push_back(r->root >= 0 ? std::to_string(r->root) : "-");
-    row.push_back(ok ? fixed(r->timeUs) : "-");
+    if (anyRoot) row.push_back(whole(r->root));
+    row.push_back(ok && r->timeKnown ? fixed(r->timeUs) : "-");
     row.push_back(ok ? fixed(r->algbw) : "-");
     row.push_back(ok ? fixed(r->busbw) : "-");
-    row.push_back(r->wrong < 0 ? "-" : std::to_string(r->wrong));
-    row.push_back(std::to_string(r->iterations));
-    row.push_back(ok && r->iterations > 1 ? fmt::format("{:.1f}%", r->cv * 100) : "-");
+    row.push_back(whole(r->wrong));
+    row.push_back(whole(r->iterations));
+    row.push_back(ok && r->cv ? fmt::format("{:.1f}%", *r->cv * 100) : "-");
     row.push_back(ok ? "" : r->message.empty() ? r->status : r->status + ": " + r->message);
     table.addRow(std::move(row));
   }
@@ -120,9 +127,10 @@ void printGroup(const std::vector<const ResultRecord*>& group, bool withSamples)
     if (r->samplesUs.empty() && r->rankSamplesUs.empty()) continue;
     fmt::print("{} {} {}: {}\n", r->sizeBytes, r->variant, r->placement,
                joinValues(r->samplesUs.data(), r->samplesUs.data() + r->samplesUs.size()));
-    if (r->nranks <= 0 || r->rankSamplesUs.empty()) continue;
-    size_t perRank = r->rankSamplesUs.size() / static_cast<size_t>(r->nranks);
-    for (int rank = 0; rank < r->nranks; ++rank) {
+    const int n = r->nranks.value_or(0);
+    if (n <= 0 || r->rankSamplesUs.empty()) continue;
+    size_t perRank = r->rankSamplesUs.size() / static_cast<size_t>(n);
+    for (int rank = 0; rank < n; ++rank) {
       const double* row = r->rankSamplesUs.data() + rank * perRank;
       fmt::print("  rank {}: {}\n", rank, joinValues(row, row + perRank));
     }
@@ -140,19 +148,21 @@ std::optional<PointResult> toPoint(const ResultRecord& r) {
   } catch (const UsageError&) {
     return std::nullopt;
   }
+  // The sweep's own conventions for what is not known: root -1 (nccl-tests prints it for a
+  // collective without one), wrong -1 (printed "N/A"), time 0 (the row's columns "N/A").
   p.variant = r.variant;
-  p.root = r.root;
+  p.root = r.root.value_or(-1);
   p.bytes = r.sizeBytes;
-  p.count = r.count;
+  p.count = r.count.value_or(0);
   p.placement = r.placement == "in" ? Placement::kIn : Placement::kOut;
-  p.nranks = r.nranks;
+  p.nranks = r.nranks.value_or(0);
   p.status = r.status;
   p.message = r.message;
-  p.iterations = r.iterations;
-  p.timeSeconds = r.timeUs * 1e-6;
-  p.algbw = r.algbw;
-  p.busbw = r.busbw;
-  p.wrong = r.wrong;
+  p.iterations = static_cast<int>(r.iterations.value_or(0));
+  p.timeSeconds = r.timeKnown ? r.timeUs * 1e-6 : 0;
+  p.algbw = r.algbw.value_or(0);
+  p.busbw = r.busbw.value_or(0);
+  p.wrong = r.wrong.value_or(-1);
   return p;
 }
 

@@ -38,8 +38,9 @@ std::vector<std::string_view> splitParts(std::string_view text, char sep) {
 }  // namespace
 
 CaseKey CaseKey::of(const ResultRecord& r) {
-  return CaseKey{r.collective, r.variant,   r.dtype,  r.op,
-                 r.sizeBytes,  r.placement, r.nranks, r.root};
+  // The key encodes an unknown nranks as 0 and no root as -1 (its text form omits root < 0).
+  return CaseKey{r.collective,         r.variant,          r.dtype, r.op, r.sizeBytes, r.placement,
+                 r.nranks.value_or(0), r.root.value_or(-1)};
 }
 
 std::string CaseKey::toString() const {

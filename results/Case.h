@@ -24,8 +24,8 @@ struct CaseKey {
   std::string collective, variant, dtype, op;
   uint64_t sizeBytes = 0;
   std::string placement;
-  int nranks = 0;
-  int root = -1;
+  int nranks = 0;  // 0: unknown (ResultRecord::nranks unset)
+  int root = -1;   // -1: not rooted or unknown (ResultRecord::root unset)
 
   auto operator<=>(const CaseKey&) const = default;
 

@@ -318,9 +318,9 @@ std::optional<double> metricValue(const ResultRecord& r, Metric metric, double q
   if (metric == Metric::kTime) {
     return t > 0 && std::isfinite(t) ? std::optional<double>(t) : std::nullopt;
   }
-  if (!(r.busbw > 0) || !std::isfinite(r.busbw)) return std::nullopt;
+  if (!(r.busbw > 0) || !std::isfinite(*r.busbw)) return std::nullopt;
   if (r.samplesUs.empty() || !(r.timeUs > 0) || !(t > 0)) return r.busbw;
-  return r.busbw * r.timeUs / t;
+  return *r.busbw * r.timeUs / t;
 }
 
 // log of a value, signed so that larger is worse.
@@ -500,14 +500,14 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
       c.verdict = Verdict::kRegression;
       c.failed = true;
       c.note = broken->wrong > 0
-                   ? fmt::format("candidate computed {} wrong element(s)", broken->wrong)
+                   ? fmt::format("candidate computed {} wrong element(s)", *broken->wrong)
                    : fmt::format("candidate failed{}{}", broken->message.empty() ? "" : ": ",
                                  broken->message);
     } else if (!baseFine || std::none_of(s.cand.begin(), s.cand.end(), isOk)) {
       const ResultRecord* bad = baseFine ? s.cand.front() : s.base.front();
       c.verdict = Verdict::kNotComparable;
       std::string what =
-          bad->wrong > 0 ? fmt::format("{} wrong element(s)", bad->wrong) : bad->status;
+          bad->wrong > 0 ? fmt::format("{} wrong element(s)", *bad->wrong) : bad->status;
       c.note = fmt::format("{} {}{}{}", baseFine ? "candidate" : "baseline", what,
                            bad->message.empty() ? "" : ": ", bad->message);
     } else {

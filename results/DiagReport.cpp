@@ -268,7 +268,7 @@ std::string diagHtmlSection(const std::vector<ResultRecord>& results) {
       indexOf(c.a);
       indexOf(c.b);
       c.ok = r.status == "ok";
-      c.value = latency ? r.timeUs : r.busbw;
+      c.value = latency ? r.timeUs : r.busbw.value_or(0);
       c.message = r.status == "ok" ? r.message : r.status + ": " + r.message;
       c.suspect = startsWith(r.message, "suspect") || !c.ok;
       if (c.ok) values.push_back(c.value);
@@ -493,8 +493,8 @@ PairwiseLogs pairwiseLinks(const std::vector<PairwiseInput>& inputs) {
       int count = 0;
       for (const ResultRecord& r : e.run->results) {
         if (r.collective != coll || r.status != "ok" || r.placement != "out") continue;
-        if (std::binary_search(m.sizes.begin(), m.sizes.end(), r.sizeBytes)) {
-          sum += r.busbw;
+        if (r.busbw && std::binary_search(m.sizes.begin(), m.sizes.end(), r.sizeBytes)) {
+          sum += *r.busbw;
           ++count;
         }
       }

@@ -445,7 +445,7 @@ struct GroupKey {
   auto operator<=>(const GroupKey&) const = default;
 
   static GroupKey of(const ResultRecord& r) {
-    return {r.collective, r.dtype, r.op, r.placement, r.nranks};
+    return {r.collective, r.dtype, r.op, r.placement, r.nranks.value_or(0)};
   }
   std::string title() const {
     std::string t = collective.empty() ? "?" : collective;
@@ -483,7 +483,7 @@ std::vector<Group> groupResults(const std::vector<ResultRecord>& all) {
   }
   for (Group& g : groups) {
     std::set<int> roots;
-    for (const ResultRecord* r : g.results) roots.insert(r->root);
+    for (const ResultRecord* r : g.results) roots.insert(r->root.value_or(-1));
     g.manyRoots = roots.size() > 1;
   }
   return groups;
@@ -491,13 +491,26 @@ std::vector<Group> groupResults(const std::vector<ResultRecord>& all) {
 
 std::string lineName(const ResultRecord& r, bool manyRoots) {
   std::string name = r.variant.empty() ? "?" : r.variant;
-  if (manyRoots && r.root >= 0) name += fmt::format(" root {}", r.root);
+  if (manyRoots && r.root) name += fmt::format(" root {}", *r.root);
   return name;
 }
 
 bool isOk(const ResultRecord& r) { return r.status == "ok"; }
 
 std::string num(double v, int decimals = 2) { return fmt::format("{:.{}f}", v, decimals); }
+
+// Unknown values (NULL in the store): "-" in tables, NaN in chart series (never drawn).
+std::string num(const std::optional<double>& v) { return v ? num(*v) : "-"; }
+template <typename T>
+std::string whole(const std::optional<T>& v) {
+  return v ? std::to_string(*v) : "-";
+}
+std::optional<double> timeOf(const ResultRecord& r) {
+  return r.timeKnown ? std::optional<double>(r.timeUs) : std::nullopt;
+}
+double orMissing(const std::optional<double>& v) {
+  return v.value_or(std::numeric_limits<double>::quiet_NaN());
+}
 
 // Colours and legend keys by line name, the same everywhere on the page.
 class Palette {
@@ -603,8 +616,9 @@ SizeCharts sizeCharts(const std::string& title) {
 }
 
 // Appends r's point to the series `name` of `spec` (created with the given look).
-void addPoint(ChartSpec& spec, const LegendEntry& line, bool dashed, double x, double y,
-              const std::string& seriesName) {
+void addPoint(ChartSpec& spec, const LegendEntry& line, bool dashed, double x,
+              std::optional<double> y, const std::string& seriesName) {
+  if (!y) return;  // unknown: not drawn
   auto it = std::find_if(spec.series.begin(), spec.series.end(), [&](const ChartSeries& s) {
     return s.key == line.key && s.dashed == dashed;
   });
@@ -612,7 +626,7 @@ void addPoint(ChartSpec& spec, const LegendEntry& line, bool dashed, double x, d
     spec.series.push_back({seriesName, line.key, line.color, dashed, {}});
     it = spec.series.end() - 1;
   }
-  it->points.emplace_back(x, y);
+  it->points.emplace_back(x, *y);
 }
 
 std::string statusNote(const std::vector<const ResultRecord*>& results) {
@@ -630,7 +644,7 @@ std::string statusNote(const std::vector<const ResultRecord*>& results) {
 
 std::string resultsTable(const Group& g) {
   bool anyRoot = std::any_of(g.results.begin(), g.results.end(),
-                             [](const ResultRecord* r) { return r->root >= 0; });
+                             [](const ResultRecord* r) { return r->root.has_value(); });
   std::string out = fmt::format(
       "<details><summary>table ({} point{})</summary><table class=\"data\"><tr><th>size</th>"
       "<th>count</th><th>variant</th>{}<th>time (us)</th><th>algbw</th><th>busbw</th>"
@@ -643,12 +657,10 @@ std::string resultsTable(const Group& g) {
         "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>{}<td "
         "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
         "class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
-        r->sizeBytes, r->count, htmlEscape(r->variant),
-        anyRoot
-            ? fmt::format("<td class=\"num\">{}</td>", r->root >= 0 ? std::to_string(r->root) : "-")
-            : "",
-        ok ? num(r->timeUs) : "-", ok ? num(r->algbw) : "-", ok ? num(r->busbw) : "-",
-        r->wrong < 0 ? "-" : std::to_string(r->wrong), r->iterations, htmlEscape(status));
+        r->sizeBytes, whole(r->count), htmlEscape(r->variant),
+        anyRoot ? fmt::format("<td class=\"num\">{}</td>", whole(r->root)) : "",
+        ok ? num(timeOf(*r)) : "-", ok ? num(r->algbw) : "-", ok ? num(r->busbw) : "-",
+        whole(r->wrong), whole(r->iterations), htmlEscape(status));
   }
   return out + "</table></details>\n";
 }
@@ -677,7 +689,7 @@ std::string p2pFigure(const Group& g, const RunRecord& run, Palette& palette) {
     std::string transport = r->variant.substr(0, at);
     std::string pair = at == std::string::npos ? "0-1" : r->variant.substr(at + 1);
     if (!byTransport.count(transport)) transports.push_back(transport);
-    byTransport[transport][pair][r->sizeBytes] = latency ? r->timeUs : r->busbw;
+    if (auto v = latency ? timeOf(*r) : r->busbw) byTransport[transport][pair][r->sizeBytes] = *v;
   }
   auto spec = [&](const std::string& chartTitle) {
     ChartSpec c;
@@ -772,7 +784,7 @@ std::string runSection(const ReportRun& rr, Palette& palette) {
       addLegend(legend, line);
       auto x = static_cast<double>(r->sizeBytes);
       addPoint(charts.busbw, line, false, x, r->busbw, name);
-      addPoint(charts.latency, line, false, x, r->timeUs, name);
+      addPoint(charts.latency, line, false, x, timeOf(*r), name);
     }
     out += fmt::format("<div class=\"figure\">\n<h3>{}</h3>\n<div class=\"charts\">\n{}{}</div>\n",
                        htmlEscape(title), renderSvgChart(charts.busbw),
@@ -791,7 +803,7 @@ std::string runSection(const ReportRun& rr, Palette& palette) {
 using CaseTuple = std::tuple<GroupKey, std::string, int, uint64_t>;  // group, variant, root, size
 
 CaseTuple caseOf(const ResultRecord& r) {
-  return {GroupKey::of(r), r.variant, r.root, r.sizeBytes};
+  return {GroupKey::of(r), r.variant, r.root.value_or(-1), r.sizeBytes};
 }
 
 // A change, coloured only when the run-level test of `collbench compare` calls the case a
@@ -894,7 +906,7 @@ std::string compareSection(const ReportRun& base, const ReportRun& cand,
         std::string seriesName = fmt::format("{} (#{})", name, id);
         auto x = static_cast<double>(r->sizeBytes);
         addPoint(charts.busbw, line, dashed, x, r->busbw, seriesName);
-        addPoint(charts.latency, line, dashed, x, r->timeUs, seriesName);
+        addPoint(charts.latency, line, dashed, x, timeOf(*r), seriesName);
       }
     };
     plot(g, true, b.id);
@@ -921,8 +933,8 @@ std::string compareSection(const ReportRun& base, const ReportRun& cand,
           "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
           "class=\"num\">{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td>{}{}</tr>\n",
           htmlEscape(lineName(*r, manyRoots)), r->sizeBytes, num(r->busbw), num(n.busbw),
-          changeCell(r->busbw, n.busbw, cls), num(r->timeUs), num(n.timeUs),
-          changeCell(r->timeUs, n.timeUs, cls), verdictCell(v));
+          changeCell(orMissing(r->busbw), orMissing(n.busbw), cls), num(timeOf(*r)), num(timeOf(n)),
+          changeCell(orMissing(timeOf(*r)), orMissing(timeOf(n)), cls), verdictCell(v));
     }
     matched += cases;
     figures +=
@@ -1029,8 +1041,8 @@ std::string historySection(const HtmlReportInput::History& h, Palette& palette) 
         std::string name = lineName(*r, g.manyRoots);
         for (Line& l : it->lines) {
           if (l.name == name && l.size == r->sizeBytes) {
-            l.busbw[i] = r->busbw;
-            l.time[i] = r->timeUs;
+            l.busbw[i] = orMissing(r->busbw);
+            l.time[i] = orMissing(timeOf(*r));
           }
         }
       }

@@ -102,6 +102,11 @@ Statement& Statement::bindBlob(int index, std::span<const unsigned char> bytes) 
   return *this;
 }
 
+Statement& Statement::bindNull(int index) {
+  checkBind(db_, sqlite3_bind_null(stmt_, index), index);
+  return *this;
+}
+
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -119,6 +124,10 @@ void Statement::run() {
 void Statement::reset() {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
+}
+
+bool Statement::isNullAt(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
 int64_t Statement::int64At(int column) const { return sqlite3_column_int64(stmt_, column); }

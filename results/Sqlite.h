@@ -63,6 +63,7 @@ class Statement {
   Statement& bind(int index, double value);
   Statement& bind(int index, std::string_view text);
   Statement& bindBlob(int index, std::span<const unsigned char> bytes);
+  Statement& bindNull(int index);
 
   // Advances: true when a row is available, false when done. Throws DatabaseError.
   bool step();
@@ -71,7 +72,9 @@ class Statement {
   // Ready to bind and run again.
   void reset();
 
-  // Columns are 0-based, as in SQLite.
+  // Columns are 0-based, as in SQLite. A NULL reads as 0, "" or empty: ask isNullAt first
+  // where NULL means unknown.
+  bool isNullAt(int column) const;
   int64_t int64At(int column) const;
   double doubleAt(int column) const;
   std::string textAt(int column) const;

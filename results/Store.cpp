@@ -19,6 +19,7 @@
 #include <memory>
 #include <set>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "core/Error.h"
@@ -123,6 +124,84 @@ CREATE TABLE run_details (
   PRIMARY KEY (run_id, kind)
 ) WITHOUT ROWID;
 )sql",
+    // 3: what a source did not give is NULL, no longer 0 or -1 (issue 13). SQLite cannot drop
+    // NOT NULL, so `results` is rebuilt (prepareDatabase runs this with foreign keys off: the
+    // DROP must not cascade to the samples). Each sentinel becomes NULL only where it meant
+    // "unknown" for the rows that wrote it:
+    //  * root < 0 (not rooted), wrong < 0 (not checked), nranks <= 0, dtype/op '', iterations
+    //    0 (a point that never ran; an nccl-tests log without "iters:") except IMB's printed 0;
+    //  * count 0 for a non-empty size (OSU/IMB with an unknown element size);
+    //  * times and cv 0 on a point that is not ok (nothing was timed), and on imported rows
+    //    where the log has no such column (nccl-tests has no median, OSU/IMB no cv, ...);
+    //    time_us/mean_us 0 on imported rows only for OSU/IMB (derived from a 0 MB/s);
+    //  * cv 0 over fewer than 2 iterations (no spread to measure);
+    //  * algbw/busbw 0 on a point that is not ok, and on OSU/IMB rows without a convention
+    //    (a non-empty size, or a barrier); 0 GB/s at size 0 is a real value and stays.
+    // wrong = 0 (verified), root 0 and every other value are kept as they are.
+    R"sql(
+CREATE TABLE results_new (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  collective TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  dtype TEXT,
+  op TEXT,
+  root INTEGER,
+  size_bytes INTEGER NOT NULL,
+  count INTEGER,
+  placement TEXT NOT NULL,
+  nranks INTEGER,
+  status TEXT NOT NULL,
+  message TEXT NOT NULL DEFAULT '',
+  iterations INTEGER,
+  time_us REAL,
+  statistic TEXT NOT NULL,
+  median_us REAL,
+  mean_us REAL,
+  min_us REAL,
+  max_us REAL,
+  p99_us REAL,
+  cv REAL,
+  algbw REAL,
+  busbw REAL,
+  wrong INTEGER
+);
+INSERT INTO results_new
+SELECT r.id, r.run_id, r.collective, r.variant, NULLIF(r.dtype, ''), NULLIF(r.op, ''),
+  CASE WHEN r.root < 0 THEN NULL ELSE r.root END,
+  r.size_bytes,
+  CASE WHEN r.count = 0 AND r.size_bytes > 0 THEN NULL ELSE r.count END,
+  r.placement,
+  CASE WHEN r.nranks <= 0 THEN NULL ELSE r.nranks END,
+  r.status, r.message,
+  CASE WHEN r.iterations < 0 OR (r.iterations = 0 AND u.source <> 'imb') THEN NULL
+       ELSE r.iterations END,
+  CASE WHEN r.time_us = 0 AND (r.status <> 'ok' OR u.source IN ('osu', 'imb')) THEN NULL
+       ELSE r.time_us END,
+  r.statistic,
+  CASE WHEN r.median_us = 0 AND (r.status <> 'ok' OR u.source <> 'collbench') THEN NULL
+       ELSE r.median_us END,
+  CASE WHEN r.mean_us = 0 AND (r.status <> 'ok' OR u.source IN ('osu', 'imb')) THEN NULL
+       ELSE r.mean_us END,
+  CASE WHEN r.min_us = 0 AND (r.status <> 'ok' OR u.source <> 'collbench') THEN NULL
+       ELSE r.min_us END,
+  CASE WHEN r.max_us = 0 AND (r.status <> 'ok' OR u.source <> 'collbench') THEN NULL
+       ELSE r.max_us END,
+  CASE WHEN r.p99_us = 0 AND (r.status <> 'ok' OR u.source <> 'collbench') THEN NULL
+       ELSE r.p99_us END,
+  CASE WHEN r.cv = 0 AND (r.status <> 'ok' OR u.source <> 'collbench' OR r.iterations < 2)
+       THEN NULL ELSE r.cv END,
+  CASE WHEN r.algbw = 0 AND (r.status <> 'ok' OR (u.source IN ('osu', 'imb') AND
+       (r.size_bytes > 0 OR r.collective = 'barrier'))) THEN NULL ELSE r.algbw END,
+  CASE WHEN r.busbw = 0 AND (r.status <> 'ok' OR (u.source IN ('osu', 'imb') AND
+       (r.size_bytes > 0 OR r.collective = 'barrier'))) THEN NULL ELSE r.busbw END,
+  CASE WHEN r.wrong < 0 THEN NULL ELSE r.wrong END
+FROM results r JOIN runs u ON u.id = r.run_id;
+DROP TABLE results;
+ALTER TABLE results_new RENAME TO results;
+CREATE INDEX results_run_id ON results (run_id);
+CREATE INDEX results_point ON results (collective, variant, dtype, op, size_bytes, placement);
+)sql",
 };
 
 constexpr int kLatestVersion = static_cast<int>(std::size(kMigrations));
@@ -164,6 +243,14 @@ RunRecord readRun(const Statement& s) {
   return r;
 }
 
+// A nullable column: unset when NULL.
+std::optional<int64_t> optionalInt(const Statement& s, int c) {
+  return s.isNullAt(c) ? std::nullopt : std::optional<int64_t>(s.int64At(c));
+}
+std::optional<double> optionalDouble(const Statement& s, int c) {
+  return s.isNullAt(c) ? std::nullopt : std::optional<double>(s.doubleAt(c));
+}
+
 // Reads the kResultColumns starting at `first` (0, or after the run columns of a join).
 ResultRecord readResult(const Statement& s, int first = 0) {
   ResultRecord r;
@@ -172,28 +259,46 @@ ResultRecord readResult(const Statement& s, int first = 0) {
   r.runId = s.int64At(c++);
   r.collective = s.textAt(c++);
   r.variant = s.textAt(c++);
-  r.dtype = s.textAt(c++);
+  r.dtype = s.textAt(c++);  // NULL reads as ""
   r.op = s.textAt(c++);
-  r.root = static_cast<int>(s.int64At(c++));
+  if (auto v = optionalInt(s, c++)) r.root = static_cast<int>(*v);
   r.sizeBytes = static_cast<uint64_t>(s.int64At(c++));
-  r.count = static_cast<uint64_t>(s.int64At(c++));
+  if (auto v = optionalInt(s, c++)) r.count = static_cast<uint64_t>(*v);
   r.placement = s.textAt(c++);
-  r.nranks = static_cast<int>(s.int64At(c++));
+  if (auto v = optionalInt(s, c++)) r.nranks = static_cast<int>(*v);
   r.status = s.textAt(c++);
   r.message = s.textAt(c++);
-  r.iterations = s.int64At(c++);
-  r.timeUs = s.doubleAt(c++);
+  r.iterations = optionalInt(s, c++);
+  r.timeKnown = !s.isNullAt(c);
+  r.timeUs = s.doubleAt(c++);  // 0 when NULL
   r.statistic = s.textAt(c++);
+  r.medianKnown = !s.isNullAt(c);
   r.medianUs = s.doubleAt(c++);
-  r.meanUs = s.doubleAt(c++);
-  r.minUs = s.doubleAt(c++);
-  r.maxUs = s.doubleAt(c++);
-  r.p99Us = s.doubleAt(c++);
-  r.cv = s.doubleAt(c++);
-  r.algbw = s.doubleAt(c++);
-  r.busbw = s.doubleAt(c++);
-  r.wrong = s.int64At(c++);
+  for (std::optional<double>* v :
+       {&r.meanUs, &r.minUs, &r.maxUs, &r.p99Us, &r.cv, &r.algbw, &r.busbw}) {
+    *v = optionalDouble(s, c++);
+  }
+  r.wrong = optionalInt(s, c++);
   return r;
+}
+
+// Binds an unset value, or an empty text, as NULL.
+template <typename T>
+void bindOptional(Statement& s, int index, const std::optional<T>& v) {
+  if (!v) {
+    s.bindNull(index);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    s.bind(index, static_cast<double>(*v));
+  } else {
+    s.bind(index, static_cast<int64_t>(*v));
+  }
+}
+void bindTextOrNull(Statement& s, int index, const std::string& v) {
+  if (v.empty()) {
+    s.bindNull(index);
+  } else {
+    s.bind(index, v);
+  }
 }
 
 // The three inserts of one result, prepared once per transaction (imports add thousands).
@@ -215,39 +320,37 @@ class ResultWriter {
   void write(const ResultRecord& r) {
     size_t perRank = 0;
     if (!r.rankSamplesUs.empty()) {
-      if (r.nranks <= 0 || r.rankSamplesUs.size() % static_cast<size_t>(r.nranks) != 0) {
+      const int n = r.nranks.value_or(0);
+      if (n <= 0 || r.rankSamplesUs.size() % static_cast<size_t>(n) != 0) {
         throw InternalError(
             fmt::format("cannot store {} {} {} B: {} per-rank samples do not split over {} ranks",
-                        r.collective, r.variant, r.sizeBytes, r.rankSamplesUs.size(), r.nranks));
+                        r.collective, r.variant, r.sizeBytes, r.rankSamplesUs.size(), n));
       }
-      perRank = r.rankSamplesUs.size() / static_cast<size_t>(r.nranks);
+      perRank = r.rankSamplesUs.size() / static_cast<size_t>(n);
     }
     result_.reset();
     int i = 1;
     result_.bind(i++, r.runId);
     result_.bind(i++, r.collective);
     result_.bind(i++, r.variant);
-    result_.bind(i++, r.dtype);
-    result_.bind(i++, r.op);
-    result_.bind(i++, r.root);
+    bindTextOrNull(result_, i++, r.dtype);
+    bindTextOrNull(result_, i++, r.op);
+    bindOptional(result_, i++, r.root);
     result_.bind(i++, static_cast<int64_t>(r.sizeBytes));
-    result_.bind(i++, static_cast<int64_t>(r.count));
+    bindOptional(result_, i++, r.count);
     result_.bind(i++, r.placement);
-    result_.bind(i++, r.nranks);
+    bindOptional(result_, i++, r.nranks);
     result_.bind(i++, r.status);
     result_.bind(i++, r.message);
-    result_.bind(i++, r.iterations);
-    result_.bind(i++, r.timeUs);
+    bindOptional(result_, i++, r.iterations);
+    bindOptional(result_, i++, r.timeKnown ? std::optional<double>(r.timeUs) : std::nullopt);
     result_.bind(i++, r.statistic);
-    result_.bind(i++, r.medianUs);
-    result_.bind(i++, r.meanUs);
-    result_.bind(i++, r.minUs);
-    result_.bind(i++, r.maxUs);
-    result_.bind(i++, r.p99Us);
-    result_.bind(i++, r.cv);
-    result_.bind(i++, r.algbw);
-    result_.bind(i++, r.busbw);
-    result_.bind(i++, r.wrong);
+    bindOptional(result_, i++, r.medianKnown ? std::optional<double>(r.medianUs) : std::nullopt);
+    for (const std::optional<double>* v :
+         {&r.meanUs, &r.minUs, &r.maxUs, &r.p99Us, &r.cv, &r.algbw, &r.busbw}) {
+      bindOptional(result_, i++, *v);
+    }
+    bindOptional(result_, i++, r.wrong);
     try {
       result_.run();
     } catch (const SqliteError& e) {
@@ -263,7 +366,7 @@ class ResultWriter {
       samples_.bind(1, id).bindBlob(2, sql::encodeDoubles(r.samplesUs));
       samples_.run();
     }
-    for (int rank = 0; perRank > 0 && rank < r.nranks; ++rank) {
+    for (int rank = 0; perRank > 0 && rank < r.nranks.value_or(0); ++rank) {
       std::span<const double> row(r.rankSamplesUs.data() + rank * perRank, perRank);
       rankSamples_.reset();
       rankSamples_.bind(1, id).bind(2, rank).bindBlob(3, sql::encodeDoubles(row));
@@ -436,9 +539,14 @@ void prepareDatabase(sqlite3* db, const std::string& path) {
   // In WAL mode NORMAL syncs at checkpoints only: a power loss may drop the last commits but
   // never corrupts the file.
   sql::exec(db, "PRAGMA synchronous = NORMAL");
-  sql::exec(db, "PRAGMA foreign_keys = ON");
 
-  if (version == kLatestVersion) return;
+  if (version == kLatestVersion) {
+    sql::exec(db, "PRAGMA foreign_keys = ON");
+    return;
+  }
+  // Migrations run with foreign keys off (a table rebuild's DROP would cascade; the pragma is a
+  // no-op inside a transaction), checked by foreign_key_check before the commit.
+  sql::exec(db, "PRAGMA foreign_keys = OFF");
   Transaction tx(db);
   // Another process may have migrated between our read and the write lock.
   version = pragmaInt(db, "user_version");
@@ -452,7 +560,16 @@ void prepareDatabase(sqlite3* db, const std::string& path) {
   // PRAGMAs take no bound parameters; both values are integer constants of this file.
   sql::exec(db, fmt::format("PRAGMA user_version = {}", kLatestVersion));
   sql::exec(db, fmt::format("PRAGMA application_id = {}", Store::kApplicationId));
+  {
+    Statement check(db, "PRAGMA foreign_key_check");
+    if (check.step()) {
+      throw DatabaseError(
+          fmt::format("cannot migrate database '{}': {} row {} refers to a missing {} row", path,
+                      check.textAt(0), check.int64At(1), check.textAt(2)));
+    }
+  }
   tx.commit();
+  sql::exec(db, "PRAGMA foreign_keys = ON");
 }
 
 }  // namespace
@@ -827,8 +944,11 @@ std::vector<HistoryPoint> Store::history(const CasePattern& pattern,
     number("r.size_bytes >=", static_cast<int64_t>(std::min(pattern.sizes->first, kMax)));
     number("r.size_bytes <=", static_cast<int64_t>(std::min(pattern.sizes->second, kMax)));
   }
-  if (pattern.nranks) number("r.nranks =", *pattern.nranks);
-  if (pattern.root) number("r.root =", *pattern.root);
+  // A case key's nranks 0 and root -1 stand for NULL (unknown, not rooted).
+  if (pattern.nranks && *pattern.nranks == 0) query += " AND r.nranks IS NULL";
+  if (pattern.nranks && *pattern.nranks != 0) number("r.nranks =", *pattern.nranks);
+  if (pattern.root && *pattern.root < 0) query += " AND r.root IS NULL";
+  if (pattern.root && *pattern.root >= 0) number("r.root =", *pattern.root);
   if (filter.label) text("u.label", *filter.label);
   if (filter.fingerprint) text("u.fingerprint", *filter.fingerprint);
   if (filter.since) {

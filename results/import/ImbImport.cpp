@@ -270,39 +270,45 @@ class ImbParser {
       bool missingBw = false;
       for (const auto& row : b.rows) {
         ResultRecord r;
+        r.medianKnown = false;  // IMB prints no median
         r.collective = coll;
         r.variant = "mpi";
         r.dtype = dtype;
         r.op = reduction ? op_ : "none";
         r.sizeBytes = row.size;
-        r.count = es > 0 ? row.size / es : 0;
+        if (es > 0) r.count = row.size / es;
         r.placement = "out";
-        r.nranks = b.processes;
+        if (b.processes > 0) r.nranks = b.processes;
         r.iterations = row.reps;
         r.statistic = "mean";
         if (!row.failure.empty()) {
           r.status = "skipped";
           r.message = "IMB: " + row.failure;
+          r.timeKnown = false;
           run.results.push_back(std::move(r));
           continue;
         }
         const Columns& c = *b.columns;
+        // Columns the block does not have stay unset.
+        r.timeKnown = c.tAvg >= 0 || c.t >= 0;
         r.timeUs = c.tAvg >= 0 ? row.tAvg : row.t;
-        r.meanUs = r.timeUs;
-        r.minUs = row.tMin;
-        r.maxUs = row.tMax;
+        if (r.timeKnown) r.meanUs = r.timeUs;
+        if (c.tMin >= 0) r.minUs = row.tMin;
+        if (c.tMax >= 0) r.maxUs = row.tMax;
         if (throughputColumn && c.mbps >= 0) {
           usedMbytes[it->second] = true;
           r.algbw = r.busbw = row.mbps * mb / 1e9;
           if (c.t < 0 && c.tAvg < 0 && r.algbw > 0) {
-            r.timeUs = r.meanUs = static_cast<double>(row.size) / (r.algbw * 1e3);
+            r.timeUs = static_cast<double>(row.size) / (*r.algbw * 1e3);
+            r.meanUs = r.timeUs;
+            r.timeKnown = true;
           }
         } else {
           auto bytes = importer::toolAlgBytes(coll, row.size, b.processes);
           auto factor = importer::busFactor(coll, b.processes);
           if (bytes && r.timeUs > 0) {
             r.algbw = *bytes / (r.timeUs * 1e3);
-            if (factor) r.busbw = r.algbw * *factor;
+            if (factor) r.busbw = *r.algbw * *factor;
           }
           missingBw = missingBw || !bytes || !factor;
         }
@@ -319,7 +325,8 @@ class ImbParser {
         run.notes.push_back(fmt::format("IMB {} stored as '{}'", b.name, coll));
       }
       if (missingBw && coll != "barrier") {
-        run.notes.push_back(fmt::format("no bus bandwidth convention for {}: busbw left 0", coll));
+        run.notes.push_back(
+            fmt::format("no bus bandwidth convention for {}: busbw left unknown", coll));
       }
     }
     std::string when = importer::isoFromLocalTime(date_);

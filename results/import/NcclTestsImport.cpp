@@ -373,6 +373,7 @@ class NcclTestsParser {
           fmt::format("{} {}", tok[tok.size() - 2], tok[tok.size() - 1]));
     }
     ResultRecord r;
+    r.medianKnown = false;  // nccl-tests prints the mean, never a median
     auto size = importer::toUnsigned(tok[tb.size]);
     auto count = importer::toUnsigned(tok[tb.count]);
     if (!size || !count) importer::failParse(options_, line, "size and count must be integers");
@@ -383,9 +384,9 @@ class NcclTestsParser {
     if (tb.root >= 0) {
       auto root = importer::toSigned(tok[tb.root]);
       if (!root) importer::failParse(options_, line, "root must be an integer");
-      r.root = static_cast<int>(*root);
+      if (*root >= 0) r.root = static_cast<int>(*root);  // -1: not a rooted collective
     }
-    r.iterations = sec.iters;
+    if (sec.iters > 0) r.iterations = sec.iters;
     r.statistic = "mean";  // nccl-tests reports the average over its timed iterations
     for (size_t g = 0; g < tb.placements.size(); ++g) {
       const PlacementColumns& p = tb.placements[g];
@@ -397,11 +398,12 @@ class NcclTestsParser {
       if (!time || !algbw || !busbw) {
         importer::failParse(options_, line, "time, algbw and busbw must be numbers");
       }
-      x.timeUs = x.meanUs = *time;
+      x.timeUs = *time;
+      x.meanUs = *time;
       x.algbw = *algbw;
       x.busbw = *busbw;
       checkColumn(line, tok[p.check], tb.errorColumn, x);
-      auto optional = [&](int idx, double& out) {
+      auto optional = [&](int idx, std::optional<double>& out) {
         if (idx < 0) return;
         auto v = importer::toDouble(tok[idx]);
         if (!v) importer::failParse(options_, line, "per-iteration columns must be numbers");
@@ -410,26 +412,22 @@ class NcclTestsParser {
       optional(p.iMin, x.minUs);
       optional(p.iMax, x.maxUs);
       optional(p.iP99, x.p99Us);
-      double cvPct = 0;
-      optional(p.iCv, cvPct);
-      x.cv = cvPct / 100;
+      optional(p.iCv, x.cv);
+      if (x.cv) *x.cv /= 100;  // printed in percent
       sec.results.push_back(std::move(x));
     }
     ++sec.rows;
   }
 
   void checkColumn(const Line& line, std::string_view v, bool errorColumn, ResultRecord& x) {
-    if (v == "N/A") {
-      x.wrong = -1;
-      return;
-    }
+    if (v == "N/A") return;  // not checked: wrong stays unset
     auto value = importer::toDouble(v);
     if (!value || *value < 0) importer::failParse(options_, line, "#wrong must be a count or N/A");
     if (!errorColumn) {
       x.wrong = std::llround(*value);
       if (x.wrong > 0) {
         x.status = "failed";
-        x.message = fmt::format("{} wrong elements", x.wrong);
+        x.message = fmt::format("{} wrong elements", *x.wrong);
       }
       return;
     }
@@ -519,7 +517,7 @@ class NcclTestsParser {
     for (auto& r : sec.results) {
       r.collective = coll;
       r.variant = variant;
-      r.nranks = n;
+      if (n > 0) r.nranks = n;  // 0: the log does not say
       anyFailed = anyFailed || r.status == "failed";
     }
 
@@ -584,8 +582,8 @@ class NcclTestsParser {
     for (const auto& r : sec.results) {
       if (r.status == "ok" && (!best || r.algbw > best->algbw)) best = &r;
     }
-    if (!best || best->algbw < 1) return std::nullopt;
-    return best->busbw / best->algbw;
+    if (!best || !(best->algbw >= 1) || !best->busbw) return std::nullopt;
+    return *best->busbw / *best->algbw;
   }
 
   // size / (count x element size) over the rows: 1 for allreduce, broadcast, reduce, sendrecv;
@@ -594,8 +592,9 @@ class NcclTestsParser {
     uint64_t q = 0;
     for (const auto& r : sec.results) {
       size_t es = importer::dataTypeBytes(r.dtype);
-      if (es == 0 || r.count == 0 || r.sizeBytes % (r.count * es) != 0) continue;
-      uint64_t f = r.sizeBytes / (r.count * es);
+      const uint64_t count = r.count.value_or(0);
+      if (es == 0 || count == 0 || r.sizeBytes % (count * es) != 0) continue;
+      uint64_t f = r.sizeBytes / (count * es);
       if (q != 0 && f != q) return 0;
       q = f;
     }
@@ -638,7 +637,7 @@ class NcclTestsParser {
     const uint64_t q = sizeFactor(sec);
     std::vector<std::string> why;
     why.push_back(redopColumn ? fmt::format("redop {}", first.op) : "no redop column");
-    if (tb.root >= 0) why.push_back(fmt::format("root {}", first.root));
+    if (tb.root >= 0) why.push_back(fmt::format("root {}", first.root.value_or(-1)));
     if (q > 0) why.push_back(fmt::format("size = count x elsize x {}", q));
     std::string coll;
     if (reduction && rooted) {
@@ -720,8 +719,9 @@ class NcclTestsParser {
     if (!kWhole.count(coll) && !kTimesN.count(coll)) return;
     for (const auto& r : sec.results) {
       size_t es = importer::dataTypeBytes(r.dtype);
-      if (es == 0 || r.count == 0) continue;
-      uint64_t perCount = r.count * es;
+      const uint64_t count = r.count.value_or(0);
+      if (es == 0 || count == 0) continue;
+      uint64_t perCount = count * es;
       bool ok =
           kWhole.count(coll) ? r.sizeBytes == perCount : (n <= 0 || r.sizeBytes == perCount * n);
       if (!ok) {
@@ -729,7 +729,7 @@ class NcclTestsParser {
             options_, sec.table->headerLine,
             fmt::format("--collective {} does not fit this table: size {} B for {} x {} B "
                         "elements{}",
-                        coll, r.sizeBytes, r.count, es,
+                        coll, r.sizeBytes, count, es,
                         kWhole.count(coll)
                             ? fmt::format(" ({} expects size = count x elsize)", coll)
                             : fmt::format(" ({} expects size = count x elsize x "

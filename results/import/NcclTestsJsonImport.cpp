@@ -113,9 +113,10 @@ class JsonReport {
       const json& row = results[i];
       if (!row.is_object()) fail(where, "is not an object");
       ResultRecord r;
+      r.medianKnown = false;  // unless the per-iteration statistics give p50
       r.collective = coll;
       r.variant = variant;
-      r.nranks = n;
+      if (n > 0) r.nranks = n;  // 0: the log does not say
       r.sizeBytes = unsignedAt(row, "size", where);
       r.count = unsignedAt(row, "count", where);
       r.dtype = importer::normalizeDataType(stringAt(row, "type", where));
@@ -123,9 +124,10 @@ class JsonReport {
       std::string root(trim(stringAt(row, "root", where)));
       auto rootValue = importer::toSigned(root);
       if (!rootValue) fail(where + ".root", fmt::format("'{}' is not an integer", root));
-      r.root = static_cast<int>(*rootValue);
-      r.iterations =
+      if (*rootValue >= 0) r.root = static_cast<int>(*rootValue);  // -1: not rooted
+      int64_t iters =
           row.contains("actual_iterations") ? intAt(row, "actual_iterations", where) : iterations;
+      if (iters > 0) r.iterations = iters;
       r.statistic = "mean";
       for (const char* placement : {"out_of_place", "in_place"}) {
         auto it = row.find(placement);
@@ -136,38 +138,43 @@ class JsonReport {
         ResultRecord x = r;
         x.placement = std::string(placement) == "out_of_place" ? "out" : "in";
         const char* timeKey = it->contains("cpu_time") ? "cpu_time" : "time";
-        x.timeUs = x.meanUs = doubleAt(*it, timeKey, pw);
-        x.algbw = doubleAt(*it, "alg_bw", pw);
-        x.busbw = doubleAt(*it, "bus_bw", pw);
-        if (std::isnan(x.timeUs) || std::isnan(x.algbw) || std::isnan(x.busbw)) {
-          x.timeUs = x.meanUs = x.algbw = x.busbw = 0;
-          x.status = "skipped";
+        double time = doubleAt(*it, timeKey, pw);
+        double algbw = doubleAt(*it, "alg_bw", pw);
+        double busbw = doubleAt(*it, "bus_bw", pw);
+        if (std::isnan(time) || std::isnan(algbw) || std::isnan(busbw)) {
+          x.status = "skipped";  // nothing measured: the values stay unset
+          x.timeKnown = false;
           x.message = "nccl-tests reported nan";
+        } else {
+          x.timeUs = time;
+          x.meanUs = time;
+          x.algbw = algbw;
+          x.busbw = busbw;
         }
         const json& nwrong = member(*it, "nwrong", pw);
-        if (nwrong.is_null()) {
-          x.wrong = -1;
-        } else {
+        if (!nwrong.is_null()) {  // null: not checked, wrong stays unset
           double w = numberOf(nwrong, pw + ".nwrong");
-          x.wrong = std::isnan(w) ? -1 : std::llround(w);
+          if (!std::isnan(w)) x.wrong = std::llround(w);
           if (x.wrong > 0) {
             x.status = "failed";
-            x.message = fmt::format("{} wrong elements", x.wrong);
+            x.message = fmt::format("{} wrong elements", *x.wrong);
             anyFailed = true;
           }
         }
         if (auto pi = row.find(std::string(placement) + "_per_iter");
             pi != row.end() && pi->is_object()) {
           std::string piw = where + "." + placement + "_per_iter";
-          auto stat = [&](const char* key) {
+          auto stat = [&](const char* key, double divisor = 1) -> std::optional<double> {
             double v = doubleAt(*pi, key, piw);
-            return std::isnan(v) ? 0.0 : v;
+            return std::isnan(v) ? std::nullopt : std::optional<double>(v / divisor);
           };
           x.minUs = stat("min_us");
           x.maxUs = stat("max_us");
-          x.medianUs = stat("p50_us");
+          auto median = stat("p50_us");
+          x.medianKnown = median.has_value();
+          x.medianUs = median.value_or(0);
           x.p99Us = stat("p99_us");
-          x.cv = stat("cv_pct") / 100;
+          x.cv = stat("cv_pct", 100);
           if (auto t = pi->find("times_us"); t != pi->end() && t->is_array()) {
             for (size_t k = 0; k < t->size(); ++k) {
               double v = numberOf((*t)[k], fmt::format("{}.times_us[{}]", piw, k));

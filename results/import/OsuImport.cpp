@@ -220,9 +220,11 @@ class OsuParser {
     r.statistic = "mean";
     if (c.latency >= 0) r.timeUs = value(c.latency);
     if (c.avg >= 0) r.timeUs = value(c.avg);
-    r.meanUs = r.timeUs;
+    r.timeKnown = c.latency >= 0 || c.avg >= 0;
+    if (r.timeKnown) r.meanUs = r.timeUs;
     if (c.min >= 0) r.minUs = value(c.min);
     if (c.max >= 0) r.maxUs = value(c.max);
+    r.medianKnown = c.p50 >= 0;
     if (c.p50 >= 0) r.medianUs = value(c.p50);
     if (c.p99 >= 0) r.p99Us = value(c.p99);
     if (c.iterations >= 0) {
@@ -233,7 +235,11 @@ class OsuParser {
     if (c.bandwidth >= 0 || c.mbps >= 0) {
       double mbps = value(c.bandwidth >= 0 ? c.bandwidth : c.mbps);
       r.algbw = r.busbw = mbps / 1000;  // OSU MB = 1e6 B
-      if (mbps > 0) r.timeUs = r.meanUs = static_cast<double>(r.sizeBytes) / mbps;
+      if (mbps > 0) {
+        r.timeUs = static_cast<double>(r.sizeBytes) / mbps;
+        r.meanUs = r.timeUs;
+        r.timeKnown = true;
+      }
     }
     for (int col = 0; col < c.count; ++col) {
       // Every other column (rates, other percentiles) must still be a number.
@@ -290,24 +296,24 @@ class OsuParser {
     for (auto& r : sec.results) {
       r.collective = coll;
       r.variant = variant;
-      r.nranks = n;
-      r.dtype = sec.dtype;
+      if (n > 0) r.nranks = n;
+      r.dtype = sec.dtype;  // "" (unknown) when the log states none
       r.op = importer::isReduction(coll) ? "sum" : "none";
-      r.count = es > 0 ? r.sizeBytes / es : 0;
+      if (es > 0) r.count = r.sizeBytes / es;
       if (sec.test.kind == Kind::kBandwidth) continue;
       auto bytes = importer::toolAlgBytes(coll, r.sizeBytes, n);
       auto factor = importer::busFactor(coll, n);
       if (bytes && r.timeUs > 0) {
         r.algbw = *bytes / (r.timeUs * 1e3);  // B/us -> GB/s
-        if (factor) r.busbw = r.algbw * *factor;
+        if (factor) r.busbw = *r.algbw * *factor;
       }
       missingBw = missingBw || ((!bytes || !factor) && coll != "barrier");
     }
     if (missingBw) {
       run.notes.push_back(
-          n > 0 ? fmt::format("no bus bandwidth convention for {}: algbw/busbw left 0", coll)
+          n > 0 ? fmt::format("no bus bandwidth convention for {}: algbw/busbw left unknown", coll)
                 : "the log does not state the world size (pass --world-size): algbw/busbw are "
-                  "0 where they depend on it");
+                  "unknown where they depend on it");
     }
     if (sec.test.kind == Kind::kBandwidth) {
       run.notes.push_back("OSU MB/s = 1e6 B/s; timeUs derived as size / bandwidth");

@@ -100,6 +100,45 @@ for w, g in zip(want, got):
             assert a == b, (w, g)
 EOF
 done
+# Unknown values are NULL, never 0 or -1, and read back as unknown: the OSU allreduce log gives
+# only the average latency (no world size, datatype, iterations or other statistic); nccl-tests
+# 4 does not check in place ("N/A") and its collectives have no root (-1 in the log).
+sentinels=$(sqlite3 "$db" "SELECT count(*) FROM results WHERE root < 0 OR wrong < 0 OR nranks <= 0
+  OR dtype = '' OR op = '' OR (status = 'ok' AND time_us = 0) OR (count = 0 AND size_bytes > 0)")
+[ "$sentinels" = 0 ] || fail "$sentinels imported results still hold a sentinel"
+osu1=$(echo "$samples"/osu_1_*.txt)
+run=$(sqlite3 "$db" "SELECT id FROM runs WHERE command_line = 'import $osu1'")
+got=$(sqlite3 "$db" "SELECT quote(dtype), quote(count), quote(nranks), quote(iterations), time_us,
+  quote(median_us), quote(busbw), quote(wrong) FROM results WHERE run_id = $run AND size_bytes = 4")
+[ "$got" = "NULL|NULL|NULL|NULL|5.47|NULL|NULL|NULL" ] || fail "OSU 4 B stored as '$got'"
+expect 0 "$cb" show "$run" --db "$db"
+has "$out" "allreduce  dtype?  sum"
+grep -qE '^ +4 +- +mpi +out +5\.47 +0\.00 +- +- +- +-' <<<"$out" || fail "show: unknowns not '-': $out"
+expect 0 "$cb" export results --db "$db" --run "$run" --format json
+python3 -c '
+import json, sys
+r = json.load(sys.stdin)[0]
+assert r["size_bytes"] == 4 and r["time_us"] == 5.47, r
+for k in ("dtype", "count", "nranks", "iterations", "median_us", "cv", "busbw", "wrong", "root"):
+    assert r[k] is None, (k, r)
+' <<<"$out" || fail "export json: unknowns are not null"
+expect 0 "$cb" export results --db "$db" --run "$run" --format csv
+python3 -c '
+import csv, sys
+r = next(csv.DictReader(sys.stdin))
+assert r["time_us"] == "5.47", r
+for k in ("dtype", "count", "nranks", "iterations", "median_us", "cv", "busbw", "wrong", "root"):
+    assert r[k] == "", (k, r)
+' <<<"$out" || fail "export csv: unknowns are not empty fields"
+nccl4=$(echo "$samples"/nccltests_4_*.txt)
+run=$(sqlite3 "$db" "SELECT max(id) FROM runs WHERE command_line = 'import $nccl4'")
+got=$(sqlite3 "$db" "SELECT quote(root), quote(wrong) FROM results WHERE run_id = $run AND
+  size_bytes = 67108864 ORDER BY placement DESC")
+[ "$got" = $'NULL|0\nNULL|NULL' ] || fail "nccl-tests 4 root/#wrong stored as '$got'"
+expect 0 "$cb" show "$run" --db "$db" --format nccl-tests
+grep -qE '^ +67108864 +8388608 +double +sum +-1 .* 0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +N/A$' <<<"$out" ||
+  fail "show --format nccl-tests: no '-1' root or 'N/A' #wrong: $out"
+
 expect 2 "$cb" show 1 --db "$db" --format osu
 has "$err" "--format 'osu' is not one of collbench, nccl-tests"
 

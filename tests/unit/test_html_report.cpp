@@ -325,7 +325,7 @@ TEST(HtmlReport, ComparisonOverlaysAndTabulatesChanges) {
   HtmlReportInput input;
   ReportRun base = sampleRun(1);
   ReportRun cand = sampleRun(2, 2.0);  // twice the time, same busbw figures
-  for (ResultRecord& r : cand.results) r.busbw *= 0.5;
+  for (ResultRecord& r : cand.results) *r.busbw *= 0.5;
   cand.results.pop_back();  // one case only the baseline has
   input.compare.emplace(base, cand);
   std::string page = renderHtmlReport(input);

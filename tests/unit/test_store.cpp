@@ -488,8 +488,8 @@ TEST(Store, KilledWriterKeepsFinishedResultsAndIsReaped) {
   EXPECT_EQ(kept[1].timeUs, makeResult(0, 1).timeUs);
   // Every result that made it has all its samples: result and samples commit together.
   for (const ResultRecord& r : kept) {
-    EXPECT_EQ(r.samplesUs.size(), static_cast<size_t>(r.iterations));
-    EXPECT_EQ(r.rankSamplesUs.size(), static_cast<size_t>(r.iterations * r.nranks));
+    EXPECT_EQ(r.samplesUs.size(), static_cast<size_t>(r.iterations.value()));
+    EXPECT_EQ(r.rankSamplesUs.size(), static_cast<size_t>(*r.iterations * r.nranks.value()));
   }
 
   store.reapDeadRuns();
