@@ -2,6 +2,7 @@
 #include "bench/DiagLinks.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstring>
@@ -37,39 +38,119 @@ std::string encode(const std::exception& e) {
   return fmt::format("{}|{}", static_cast<int>(err ? err->kind() : ErrorKind::kInternal), e.what());
 }
 
-// What one rank measured in one round, gathered to rank 0 (fixed size; samples follow).
+// What one rank measured in one round, gathered to every rank (fixed size; samples follow).
 struct RoundFigures {
   int32_t peer = -1;
   int32_t initiator = 0;
   int64_t wrong = 0;
+  int64_t latencyCount = 0, bandwidthCount = 0;
+  double latencySeconds = 0, bandwidthSeconds = 0;  // each phase, warm-up included
+};
+
+constexpr double kMinLatencyWindow = 3e-3, kMinBandwidthWindow = 12e-3;  // seconds
+
+double medianOrZero(std::vector<double> v) { return v.empty() ? 0 : median(std::move(v)); }
+
+// Where this rank's thread runs while it measures a link. On a host with fewer CPUs than ranks
+// the scheduler time-slices the ranks, and two ends that land on one CPU copy in turns: alone, a
+// pair measured 35 or 70 GB/s by where the two threads happened to be. So the two ends of the
+// j-th pair of a round are placed on CPUs 2j and 2j + 1 (modulo the CPUs this rank may use):
+// every pair spans two CPUs, and the pairs of a round share them alike. Hosts with a CPU per rank
+// (bound ranks, GPUs) are left as they are.
+class PairPlacement {
+ public:
+  explicit PairPlacement(int ranksOnHost) {
+    if (sched_getaffinity(0, sizeof saved_, &saved_) != 0) return;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &saved_)) cpus_.push_back(c);
+    }
+    active_ = cpus_.size() >= 2 && static_cast<size_t>(ranksOnHost) > cpus_.size();
+  }
+  PairPlacement(const PairPlacement&) = delete;
+  PairPlacement& operator=(const PairPlacement&) = delete;
+  ~PairPlacement() { restore(); }
+
+  void place(size_t slot) {
+    if (!active_) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus_[slot % cpus_.size()], &one);
+    placed_ = sched_setaffinity(0, sizeof one, &one) == 0;
+  }
+  void restore() {
+    if (placed_) sched_setaffinity(0, sizeof saved_, &saved_);
+    placed_ = false;
+  }
+
+ private:
+  cpu_set_t saved_{};
+  std::vector<int> cpus_;
+  bool active_ = false, placed_ = false;
 };
 
 class Prober {
  public:
-  Prober(Communicator& comm, Transport& t, const LinkProbeOptions& o) : comm_(comm), t_(t), o_(o) {
+  // How long every pair of a round keeps measuring, per phase, from the phase's common start (0:
+  // a fixed count of samples instead).
+  struct Windows {
+    double latency = 0, bandwidth = 0;
+  };
+
+  Prober(Communicator& comm, Transport& t, const LinkProbeOptions& o, int ranksOnHost)
+      : comm_(comm), t_(t), o_(o), placement_(ranksOnHost) {
     const size_t bytes = std::max<uint64_t>({o.bandwidthBytes, o.latencyBytes, 64});
     send_ = SharedHostBuffer(bytes);
     recv_ = SharedHostBuffer(bytes);
+    control_ = SharedHostBuffer(2 * sizeof(int32_t));
     auto* s = static_cast<uint8_t*>(send_.data());
     for (size_t i = 0; i < bytes; ++i) s[i] = patternByte(comm.rank(), i);
     recv_.faultIn();
+    control_.faultIn();
   }
 
   Deadline deadline() const { return Deadline::after(o_.timeoutSeconds); }
 
-  std::vector<LinkSample> run(const std::vector<std::vector<LinkPair>>& rounds) {
+  // The windows that give a typical pair of `round` its counts and more: the round measured by
+  // count, each phase's window the median over its pairs of the time that took, times `stretch`.
+  // Every rank returns the same windows. The round's links are not kept: a fast pair that is done
+  // leaves the slower ones alone on the cores, which is what the windows prevent.
+  Windows calibrate(const std::vector<LinkPair>& round, double stretch) {
+    std::vector<RoundFigures> figs;
+    run({round}, {}, &figs);
+    std::vector<double> lat, bw;
+    for (const RoundFigures& f : figs) {
+      if (f.peer < 0 || !f.initiator) continue;
+      lat.push_back(f.latencySeconds);
+      bw.push_back(f.bandwidthSeconds);
+    }
+    // Not shorter than a few time slices of the OS scheduler: in a shorter window some ranks of
+    // an oversubscribed host have not run yet, and the shares are luck. Not longer than 4 times
+    // that: one round measured under a passing load must not stretch the whole run (a window
+    // always holds one sample; the shares of the time are what counts).
+    auto window = [&](std::vector<double> v, double least) {
+      return std::clamp(stretch * medianOrZero(std::move(v)), least, 4 * least);
+    };
+    return {window(lat, kMinLatencyWindow), window(bw, kMinBandwidthWindow)};
+  }
+
+  // Measures every round's pairs at once. With windows, each pair keeps taking samples until its
+  // phase's window closes (at least one sample), so the pairs of a round share the cores for the
+  // same time and none is timed alone while the others wait. `last`: the figures of the last
+  // round, from every rank.
+  std::vector<LinkSample> run(const std::vector<std::vector<LinkPair>>& rounds, Windows w,
+                              std::vector<RoundFigures>* last = nullptr) {
     std::vector<LinkSample> out;
     const int me = comm_.rank();
-    const size_t nl = static_cast<size_t>(o_.latencyIters),
-                 nb = static_cast<size_t>(o_.bandwidthIters);
     for (const auto& round : rounds) {
       int peer = -1;
       bool initiator = false;
-      for (const LinkPair& p : round) {
+      for (size_t j = 0; j < round.size(); ++j) {
+        const LinkPair& p = round[j];
         if (p.a == me) peer = p.b, initiator = true;
         if (p.b == me) peer = p.a;
+        if (p.a == me || p.b == me) placement_.place(2 * j + (p.a == me ? 0 : 1));
       }
-      std::vector<double> lat(nl, 0.0), bw(nb, 0.0);
+      std::vector<double> lat, bw;
       RoundFigures fig;
       fig.peer = peer;
       fig.initiator = initiator;
@@ -77,7 +158,9 @@ class Prober {
       comm_.barrier(deadline());
       if (peer >= 0) {
         try {
-          latency(peer, initiator, lat);
+          const double t0 = nowSeconds();
+          latency(peer, initiator, w.latency, lat);
+          fig.latencySeconds = nowSeconds() - t0;
         } catch (const std::exception& e) {
           failure = encode(e);
         }
@@ -85,35 +168,51 @@ class Prober {
       agreeOnFailure(comm_, failure, deadline());  // also lines up the bandwidth phase
       if (peer >= 0) {
         try {
-          fig.wrong = bibw(peer, bw);
+          const double t0 = nowSeconds();
+          fig.wrong = bibw(peer, initiator, w.bandwidth, bw);
+          fig.bandwidthSeconds = nowSeconds() - t0;
         } catch (const std::exception& e) {
           failure = encode(e);
         }
       }
       agreeOnFailure(comm_, failure, deadline());
-      std::vector<std::byte> mine(sizeof fig + (nl + nb) * sizeof(double));
-      std::memcpy(mine.data(), &fig, sizeof fig);
-      std::memcpy(mine.data() + sizeof fig, lat.data(), nl * sizeof(double));
-      std::memcpy(mine.data() + sizeof fig + nl * sizeof(double), bw.data(), nb * sizeof(double));
-      auto all = comm_.allgatherBytes(mine.data(), mine.size(), deadline());
-      if (me != 0) continue;
-      std::vector<RoundFigures> figs(static_cast<size_t>(comm_.size()));
-      for (size_t r = 0; r < figs.size(); ++r) {
-        std::memcpy(&figs[r], all.data() + r * mine.size(), sizeof(RoundFigures));
+      placement_.restore();
+      fig.latencyCount = static_cast<int64_t>(lat.size());
+      fig.bandwidthCount = static_cast<int64_t>(bw.size());
+      // The figures of every rank, then the samples, padded to the longest.
+      auto figs = comm_.allgather<RoundFigures>(fig, deadline());
+      size_t most = 0;
+      for (const RoundFigures& f : figs) {
+        most = std::max(most, static_cast<size_t>(f.latencyCount + f.bandwidthCount));
       }
+      std::vector<double> mine(most, 0.0);
+      std::copy(lat.begin(), lat.end(), mine.begin());
+      std::copy(bw.begin(), bw.end(), mine.begin() + static_cast<std::ptrdiff_t>(lat.size()));
+      auto all = comm_.allgatherBytes(mine.data(), most * sizeof(double), deadline());
+      if (last) *last = figs;
+      if (me != 0) continue;
       for (const LinkPair& p : round) {
-        const std::byte* base = all.data() + static_cast<size_t>(p.a) * mine.size();
+        const RoundFigures& f = figs[static_cast<size_t>(p.a)];
+        const auto* base =
+            reinterpret_cast<const double*>(all.data()) + static_cast<size_t>(p.a) * most;
+        const auto nl = static_cast<size_t>(f.latencyCount);
         LinkSample s;
         s.pair = p;
-        s.latencySamples.resize(nl);
-        s.bandwidthSamples.resize(nb);
-        std::memcpy(s.latencySamples.data(), base + sizeof fig, nl * sizeof(double));
-        std::memcpy(s.bandwidthSamples.data(), base + sizeof fig + nl * sizeof(double),
-                    nb * sizeof(double));
-        s.latencyUs = median(s.latencySamples) * 1e6;
-        double t = median(s.bandwidthSamples);  // per message
+        s.latencySamples.assign(base, base + nl);
+        s.bandwidthSamples.assign(base + nl, base + nl + static_cast<size_t>(f.bandwidthCount));
+        s.latencyUs = medianOrZero(s.latencySamples) * 1e6;
+        // In a common window, bytes over time (as OSU's bibw): the pairs of a round share the
+        // cores by time slices, so one bibw window's time says whether it fitted in a slice,
+        // and the whole says what share of the time the link delivered. Alone, the median
+        // window: a slice lost to another process is an outlier, not the link.
+        double t = medianOrZero(s.bandwidthSamples);  // per message
+        if (w.bandwidth > 0 && !s.bandwidthSamples.empty()) {
+          t = 0;
+          for (double x : s.bandwidthSamples) t += x;
+          t /= static_cast<double>(s.bandwidthSamples.size());
+        }
         s.bandwidthGBs = t > 0 ? 2.0 * static_cast<double>(o_.bandwidthBytes) / t / 1e9 : 0;
-        s.wrong = figs[static_cast<size_t>(p.a)].wrong + figs[static_cast<size_t>(p.b)].wrong;
+        s.wrong = f.wrong + figs[static_cast<size_t>(p.b)].wrong;
         out.push_back(std::move(s));
       }
     }
@@ -121,7 +220,39 @@ class Prober {
   }
 
  private:
-  void latency(int peer, bool initiator, std::vector<double>& samples) {
+  // Ping-pongs between two control words: whether another batch of samples follows. The
+  // initiator decides (its window), so both ends of a pair stop after the same sample.
+  bool another(int peer, bool initiator, bool more) {
+    auto* word = static_cast<int32_t*>(control_.data());
+    if (initiator) {
+      word[0] = more ? 1 : 0;
+      SendOp s{peer, word, sizeof(int32_t)};
+      t_.exchange(std::span<const SendOp>(&s, 1), {}, deadline());
+      return more;
+    }
+    RecvOp r{peer, word + 1, sizeof(int32_t)};
+    t_.exchange({}, std::span<const RecvOp>(&r, 1), deadline());
+    return word[1] != 0;
+  }
+
+  // Takes samples by count (window 0), or in batches of `batch` until the window that opened at
+  // `start` closes (both ends must agree on the mode: `window` is the same on both).
+  template <typename Sample>
+  void sample(int peer, bool initiator, double start, double window, size_t count, size_t batch,
+              std::vector<double>& samples, const Sample& one) {
+    if (!(window > 0)) {
+      samples.resize(count);
+      for (double& x : samples) x = one();
+      return;
+    }
+    const double end = start + window;
+    while (another(peer, initiator, samples.empty() || nowSeconds() < end)) {
+      for (size_t i = 0; i < batch; ++i) samples.push_back(one());
+    }
+  }
+
+  void latency(int peer, bool initiator, double window, std::vector<double>& samples) {
+    const double start = nowSeconds();
     SendOp s{peer, send_.data(), o_.latencyBytes};
     RecvOp r{peer, recv_.data(), o_.latencyBytes};
     auto once = [&](Deadline d) {
@@ -134,16 +265,18 @@ class Prober {
       }
     };
     for (int i = 0; i < o_.latencyWarmup; ++i) once(deadline());
-    for (double& x : samples) {
+    // Batches of 10 ping-pongs: a control word after each sample would double the phase.
+    sample(peer, initiator, start, window, static_cast<size_t>(o_.latencyIters), 10, samples, [&] {
       Deadline d = deadline();
       double t0 = nowSeconds();
       once(d);
-      x = (nowSeconds() - t0) / 2;
-    }
+      return (nowSeconds() - t0) / 2;
+    });
   }
 
   // Returns the bytes received wrong in the last window.
-  int64_t bibw(int peer, std::vector<double>& samples) {
+  int64_t bibw(int peer, bool initiator, double window, std::vector<double>& samples) {
+    const double start = nowSeconds();
     const auto w = static_cast<size_t>(o_.window);
     std::vector<SendOp> sends(w, SendOp{peer, send_.data(), o_.bandwidthBytes});
     std::vector<RecvOp> recvs(w, RecvOp{peer, recv_.data(), o_.bandwidthBytes});
@@ -151,13 +284,15 @@ class Prober {
     for (uint64_t i = 0; i < o_.bandwidthBytes; ++i) {
       got[i] = static_cast<uint8_t>(~patternByte(peer, i));
     }
-    for (int i = 0; i < o_.bandwidthWarmup; ++i) t_.exchange(sends, recvs, deadline());
-    for (double& x : samples) {
+    // In a window one warm-up will do (the transport's first use); it comes out of the window.
+    const int warmup = window > 0 ? std::min(o_.bandwidthWarmup, 1) : o_.bandwidthWarmup;
+    for (int i = 0; i < warmup; ++i) t_.exchange(sends, recvs, deadline());
+    sample(peer, initiator, start, window, static_cast<size_t>(o_.bandwidthIters), 1, samples, [&] {
       Deadline d = deadline();
       double t0 = nowSeconds();
       t_.exchange(sends, recvs, d);
-      x = (nowSeconds() - t0) / static_cast<double>(w);
-    }
+      return (nowSeconds() - t0) / static_cast<double>(w);
+    });
     int64_t wrong = 0;
     for (uint64_t i = 0; i < o_.bandwidthBytes; ++i) wrong += got[i] != patternByte(peer, i);
     return wrong;
@@ -166,7 +301,8 @@ class Prober {
   Communicator& comm_;
   Transport& t_;
   const LinkProbeOptions o_;
-  SharedHostBuffer send_, recv_;
+  SharedHostBuffer send_, recv_, control_;
+  PairPlacement placement_;
 };
 
 double metricOf(const LinkSample& s, bool bandwidth) {
@@ -291,6 +427,34 @@ void explainByEndpoints(LinkVerdict& v, const LinkVerdict& other, const LinkGrap
   v.suspects = kept;
 }
 
+// One sample per link in the order of the first repeat: each figure the median over repeats,
+// the samples of all repeats kept.
+std::vector<LinkSample> mergeRepeats(std::vector<LinkSample> measured, int repeats) {
+  if (repeats <= 1) return measured;
+  const size_t per = measured.size() / static_cast<size_t>(repeats);
+  std::vector<LinkSample> out(measured.begin(),
+                              measured.begin() + static_cast<std::ptrdiff_t>(per));
+  for (LinkSample& l : out) {
+    std::vector<double> lat, bw;
+    l.latencySamples.clear();
+    l.bandwidthSamples.clear();
+    l.wrong = 0;
+    for (const LinkSample& m : measured) {
+      if (!(m.pair == l.pair)) continue;
+      lat.push_back(m.latencyUs);
+      bw.push_back(m.bandwidthGBs);
+      l.latencySamples.insert(l.latencySamples.end(), m.latencySamples.begin(),
+                              m.latencySamples.end());
+      l.bandwidthSamples.insert(l.bandwidthSamples.end(), m.bandwidthSamples.begin(),
+                                m.bandwidthSamples.end());
+      l.wrong += m.wrong;
+    }
+    l.latencyUs = median(lat);
+    l.bandwidthGBs = median(bw);
+  }
+  return out;
+}
+
 }  // namespace
 
 LinkClassOf topologyLinkClass(const HostMap& hosts) {
@@ -327,12 +491,34 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
     rounds = circleRounds(n);
   }
   res.rounds = static_cast<int>(rounds.size());
+  const bool concurrent = std::any_of(rounds.begin(), rounds.end(),
+                                      [](const std::vector<LinkPair>& r) { return r.size() > 1; });
+  res.repeats = concurrent ? std::max(1, o.repeats) : 1;
   const LinkGraph graph = rankGraph(team.hosts());
   const LinkClassOf linkClass = classOf ? classOf : topologyLinkClass(team.hosts());
-  Prober prober(comm, team.transport(transport), o.probe);
+  const std::vector<std::string>& hostOf = team.hosts().hostOfRank;
+  const auto onMyHost = hostOf.empty()
+                            ? n
+                            : std::count(hostOf.begin(), hostOf.end(),
+                                         hostOf[static_cast<size_t>(comm.rank()) % hostOf.size()]);
+  Prober prober(comm, team.transport(transport), o.probe, static_cast<int>(onMyHost));
   comm.barrier(prober.deadline());
   double t0 = nowSeconds();
-  res.links = prober.run(rounds);
+  // Pairs measured at once share the cores (and, on a cluster, switches and memory): every pair
+  // of a round measures for the same windows, so none is timed while the others already wait.
+  Prober::Windows windows;
+  if (concurrent && o.windowStretch > 0) {
+    windows = prober.calibrate(rounds.front(), o.windowStretch);
+    res.latencyWindowSeconds = windows.latency;
+    res.bandwidthWindowSeconds = windows.bandwidth;
+  }
+  // What the pairs of a round share moves them together (a busy core, a pair that yields the
+  // CPU or spins): each repeat is the same tournament over relabelled ranks, so a link meets
+  // other round-mates each time, and the median over repeats keeps what belongs to the link.
+  std::vector<std::vector<LinkPair>> all = rounds;
+  for (int rep = 1; rep < res.repeats; ++rep) all.insert(all.end(), rounds.begin(), rounds.end());
+  if (!o.quick) all = relabelledSchedules(rounds, n, res.repeats);
+  res.links = mergeRepeats(prober.run(all, windows), res.repeats);
   res.matrixSeconds = nowSeconds() - t0;
 
   // Judge, re-measure the new candidates alone, drop what confirmation does not uphold; a named
@@ -405,7 +591,7 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
       for (LinkPair p : order) alone.push_back({p});
     }
     double c0 = nowSeconds();
-    std::vector<LinkSample> again = prober.run(alone);
+    std::vector<LinkSample> again = prober.run(alone, {});
     res.confirmSeconds += nowSeconds() - c0;
     bool cleared = false;
     if (comm.rank() == 0) {

@@ -50,6 +50,12 @@ struct DiagLinksOptions {
   bool confirm = true;      // re-measure suspects alone before reporting them
   int confirmRepeats = 5;   // interleaved repeats of the suspect and its references
   int maxReferences = 3;
+  // Concurrent rounds: the tournament is played `repeats` times over relabelled ranks (so a
+  // link's round-mates change) and each link's figures are the medians over repeats; every pair
+  // of a round measures for the same time, `windowStretch` times what a typical pair of the first
+  // round needed for its counts (0: by count, as alone).
+  int repeats = 5;
+  double windowStretch = 0.3;
 };
 
 // A suspect measured again alone, against typical links of its class also alone.
@@ -65,9 +71,11 @@ struct Confirmation {
 
 struct DiagLinksResult {
   int ranks = 0;
-  int rounds = 0;                  // measurement rounds of the matrix (n-1, n, 1 or n(n-1)/2)
-  double matrixSeconds = 0;        // wall time of the matrix rounds
-  std::vector<LinkSample> links;   // every pair measured, in round order
+  int rounds = 0;            // measurement rounds of one schedule (n-1, n, 1 or n(n-1)/2)
+  int repeats = 1;           // schedules played (concurrent rounds only)
+  double matrixSeconds = 0;  // wall time of the matrix rounds (calibration included)
+  double latencyWindowSeconds = 0, bandwidthWindowSeconds = 0;  // per round; 0: by count
+  std::vector<LinkSample> links;   // every pair measured, in the first schedule's round order
   LinkVerdict bandwidth, latency;  // over the matrix
   std::vector<Confirmation> confirmations;
   // The verdict after confirmation: links and endpoints whose re-measurement did not confirm are

@@ -51,6 +51,7 @@ struct LiveOptions {
 struct LinksCli {
   LiveOptions live;
   bool quick = false, sequential = false, noConfirm = false;
+  int repeats = 5;
   std::string size = "1M", latencySize = "8";
   int window = 8, iters = 10, latencyIters = 200;
 };
@@ -211,8 +212,12 @@ void printAndStoreLinks(std::FILE* out, const DiagLinksResult& res, const LinkGr
   const LinkMatrixInfo bwInfo = bwInfoOf(graph), latInfo = latInfoOf(graph);
   fmt::print(out, "#\n{}#\n{}", textHeatMap(res.finalBandwidth, bwInfo),
              textHeatMap(res.finalLatency, latInfo));
-  fmt::print(out, "# matrix: {:.2f} s; confirmation alone: {:.2f} s\n", res.matrixSeconds,
-             res.confirmSeconds);
+  fmt::print(out, "# matrix: {:.2f} s", res.matrixSeconds);
+  if (res.bandwidthWindowSeconds > 0) {
+    fmt::print(out, " (every pair of a round measured for the same {:.1f} ms + {:.1f} ms)",
+               res.latencyWindowSeconds * 1e3, res.bandwidthWindowSeconds * 1e3);
+  }
+  fmt::print(out, "; confirmation alone: {:.2f} s\n", res.confirmSeconds);
   for (const Confirmation& cf : res.confirmations) {
     if (!cf.confirmed) {
       fmt::print(out, "# not confirmed: link {}-{} ({}: {:.2f} x in the matrix, {:.2f} x alone)\n",
@@ -242,6 +247,10 @@ DiagLinksOptions toLinksOptions(const LinksCli& c) {
   o.quick = c.quick;
   o.sequential = c.sequential;
   o.confirm = !c.noConfirm;
+  if (c.repeats < 1 || c.repeats > 99) {
+    throw UsageError(fmt::format("--schedules {} must be 1..99", c.repeats));
+  }
+  o.repeats = c.repeats;
   if (c.quick && c.sequential) throw UsageError("--quick and --sequential exclude each other");
   o.probe.bandwidthBytes = parseSize(c.size);
   o.probe.latencyBytes = parseSize(c.latencySize);
@@ -282,11 +291,13 @@ int doLinks(const LinksCli& c) {
     if (!s.root()) return RunOutcome{};
     std::FILE* out = stdout;
     s.printHeader(out);
-    fmt::print(out, "# diag links over {}: {} ranks, {} links in {} round{} of {}\n", transport, n,
-               res.links.size(), res.rounds, res.rounds == 1 ? "" : "s",
+    fmt::print(out, "# diag links over {}: {} ranks, {} links in {} round{} of {}{}\n", transport,
+               n, res.links.size(), res.rounds, res.rounds == 1 ? "" : "s",
                c.quick        ? "the two halves at once (--quick)"
                : c.sequential ? "one pair (--sequential)"
-                              : "disjoint pairs at once (circle method)");
+                              : "disjoint pairs at once (circle method)",
+               res.repeats > 1 ? fmt::format("; {} schedules, each link's median", res.repeats)
+                               : std::string());
     fmt::print(out,
                "# bandwidth: bibw, windows of {} x {} both ways (median of {}); latency: "
                "ping-pong of {} / 2 (median of {})\n",
@@ -307,6 +318,9 @@ int doLinks(const LinksCli& c) {
       j["ranks"] = n;
       j["transport"] = transport;
       j["rounds"] = res.rounds;
+      j["schedules"] = res.repeats;
+      j["latency_window_seconds"] = res.latencyWindowSeconds;
+      j["bandwidth_window_seconds"] = res.bandwidthWindowSeconds;
       j["matrix_seconds"] = res.matrixSeconds;
       j["confirm_seconds"] = res.confirmSeconds;
       json inj = json::array();
@@ -748,6 +762,10 @@ void addLinksOptions(CLI::App* sub, LinksCli& o) {
   sub->add_flag("--sequential", o.sequential,
                 "Pair matrix: every pair alone, one after another (n(n-1)/2 rounds)");
   sub->add_flag("--no-confirm", o.noConfirm, "Report suspects without re-measuring them alone");
+  sub->add_option("--schedules", o.repeats,
+                  "Pair matrix: times the concurrent rounds are played, ranks relabelled each "
+                  "time (each link's median)")
+      ->capture_default_str();
   sub->add_option("--size", o.size, "Bandwidth message size")->capture_default_str();
   sub->add_option("--latency-size", o.latencySize, "Latency message size")->capture_default_str();
   sub->add_option("-W,--window", o.window, "Messages per bibw window")->capture_default_str();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <random>
 #include <set>
 
 namespace cb {
@@ -36,6 +37,92 @@ std::vector<LinkPair> halvesRound(int n) {
   std::vector<LinkPair> round;
   for (int i = 0; i < n / 2; ++i) round.push_back({i, i + n / 2});
   return round;
+}
+
+namespace {
+
+std::vector<std::vector<LinkPair>> relabel(const std::vector<std::vector<LinkPair>>& rounds,
+                                           const std::vector<int>& perm) {
+  std::vector<std::vector<LinkPair>> out;
+  for (const auto& round : rounds) {
+    std::vector<LinkPair> mapped;
+    for (LinkPair p : round) {
+      int a = perm[static_cast<size_t>(p.a)], b = perm[static_cast<size_t>(p.b)];
+      mapped.push_back({std::min(a, b), std::max(a, b)});
+    }
+    out.push_back(std::move(mapped));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<LinkPair>> relabelledSchedules(
+    const std::vector<std::vector<LinkPair>>& rounds, int n, int repeats) {
+  std::vector<std::vector<LinkPair>> out = rounds;
+  if (n < 2) return out;
+  auto linkId = [n](LinkPair p) { return p.a * n + p.b; };
+  // Two links -> the schedules in which they shared a round. A candidate costs the meetings its
+  // round-mates already had: meeting a link met twice is worse than meeting two met once.
+  std::map<std::pair<int, int>, int> met;
+  auto meetings = [&](const std::vector<std::vector<LinkPair>>& rs, bool record) {
+    int again = 0;
+    for (const auto& round : rs) {
+      for (size_t i = 0; i < round.size(); ++i) {
+        for (size_t j = i + 1; j < round.size(); ++j) {
+          std::pair<int, int> key = std::minmax(linkId(round[i]), linkId(round[j]));
+          if (record) {
+            ++met[key];
+          } else if (auto it = met.find(key); it != met.end()) {
+            again += it->second * it->second;
+          }
+        }
+      }
+    }
+    return again;
+  };
+  meetings(rounds, true);
+  std::mt19937 gen(20261124u);
+  auto shuffled = [&] {
+    std::vector<int> perm(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) perm[static_cast<size_t>(r)] = r;
+    for (size_t i = perm.size() - 1; i > 0; --i) {
+      // By hand: std::shuffle's algorithm is not specified, and every rank must agree.
+      std::swap(perm[i], perm[gen() % (i + 1)]);
+    }
+    return perm;
+  };
+  // Up to 12 ranks: shuffles improved by swapping two labels while that helps (restarts: 8);
+  // up to 32: the best of 64 shuffles; beyond: one shuffle.
+  const int starts = n <= 12 ? 8 : n <= 32 ? 64 : 1;
+  for (int rep = 1; rep < repeats; ++rep) {
+    std::vector<int> best;
+    int bestAgain = -1;
+    for (int s = 0; s < starts && bestAgain != 0; ++s) {
+      std::vector<int> perm = shuffled();
+      int again = n <= 32 ? meetings(relabel(rounds, perm), false) : 0;
+      for (bool better = n <= 12 && again > 0; better && again > 0;) {
+        better = false;
+        for (size_t i = 0; i < perm.size() && again > 0; ++i) {
+          for (size_t j = i + 1; j < perm.size() && again > 0; ++j) {
+            std::swap(perm[i], perm[j]);
+            const int tried = meetings(relabel(rounds, perm), false);
+            if (tried < again) {
+              again = tried;
+              better = true;
+            } else {
+              std::swap(perm[i], perm[j]);
+            }
+          }
+        }
+      }
+      if (bestAgain < 0 || again < bestAgain) best = perm, bestAgain = again;
+    }
+    const auto chosen = relabel(rounds, best);
+    if (n <= 32) meetings(chosen, true);
+    out.insert(out.end(), chosen.begin(), chosen.end());
+  }
+  return out;
 }
 
 namespace {

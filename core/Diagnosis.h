@@ -39,6 +39,14 @@ struct LinkPair {
 std::vector<std::vector<LinkPair>> circleRounds(int n);
 // One round between the two halves: (i, i + n/2) for i < n/2 (`--quick`).
 std::vector<LinkPair> halvesRound(int n);
+// `rounds` (of n ranks) played `repeats` times, one after another; each repeat after the first
+// with the ranks relabelled (shuffles from a fixed seed: the same on every rank) so that links
+// share a round with as few of their earlier round-mates as possible: what a round shares (a busy
+// core, a neighbour's trouble) then reaches most of a link's repeats, and its median, almost
+// never. Up to 12 ranks each shuffle is improved by swaps, up to 32 the best of 64; beyond, one
+// shuffle (a link meets an earlier round-mate again with a chance of about 1/n).
+std::vector<std::vector<LinkPair>> relabelledSchedules(
+    const std::vector<std::vector<LinkPair>>& rounds, int n, int repeats);
 
 enum class Better : uint8_t { kHigher, kLower };
 

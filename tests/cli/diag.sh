@@ -25,6 +25,9 @@ has "$out" "SUSPECT link 1-4 ("
 others=$(grep '^SUSPECT' <<<"$out" | grep -v '^SUSPECT link 1-4 ')
 [ -z "$others" ] || fail "suspects other than 1-4: $others"
 has "$(cat "$tmp/links.json")" '"healthy": false'
+has "$(cat "$tmp/links.json")" '"schedules": 5'
+has "$out" "; 5 schedules, each link's median"
+has "$out" "(every pair of a round measured for the same "
 has "$(cat "$tmp/links.csv")" "metric,a,b,name_a,name_b,class,value,unit,relative"
 [ "$(grep -c '^bandwidth,' "$tmp/links.csv")" -eq 15 ] || fail "CSV: expected 15 bandwidth links"
 
@@ -95,7 +98,7 @@ for args in "links --np 2" "links --np 4 --inject slow-link=1-9:2" "links --np 4
   "links --np 4 --inject slow-rank=1:soon" "links --np 4 --gap 120%" "links --np 4 --k -1" \
   "links --np 4 --quick --sequential" "links --np 4 --size 0" "links --np 4 --transport carrier-pigeon" \
   "logs $tmp/none.log" "logs" "links --np 4 --json /nonexistent/dir/x.json" "bisect-everything" "ranks --np 2" \
-  "bisect --np 3" "ranks --np 4 -n 1" "bisect --np 4 --repeats 0"; do
+  "bisect --np 3" "ranks --np 4 -n 1" "bisect --np 4 --repeats 0" "links --np 4 --schedules 0"; do
   # shellcheck disable=SC2086
   expect 2 "$cb" diag $args --no-db
   one_line "$err"
