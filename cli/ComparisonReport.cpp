@@ -31,6 +31,10 @@ void addCompareFlags(CLI::App& sub, CompareFlags& f) {
                  "What stands for a run: median of its iterations, or p10 / p25 (low quantiles, "
                  "steadier on a shared machine), or min")
       ->capture_default_str();
+  sub.add_option("--power", f.power,
+                 "Probability of detecting a change of --threshold that the runs per side must "
+                 "reach (below it: inconclusive)")
+      ->capture_default_str();
   sub.add_flag("--allow-different-environment", f.allowDifferentEnvironment,
                "Compare runs whose environment fingerprints differ (marked in the output)");
 }
@@ -53,6 +57,10 @@ CompareOptions toCompareOptions(const CompareFlags& f) {
     throw UsageError(
         fmt::format("--run-value '{}' is not one of median, p25, p10, min", f.runValue));
   }
+  if (!(f.power >= 0.5 && f.power <= 0.99)) {
+    throw UsageError(fmt::format("--power {:g} is not between 0.5 and 0.99", f.power));
+  }
+  o.power = f.power;
   o.allowDifferentEnvironment = f.allowDifferentEnvironment;
   return o;
 }
@@ -279,8 +287,14 @@ std::string levelLine(const LevelTest& t, const Comparison& c) {
       : t.runsNeeded > 0 ? fmt::format("; {} runs per side would detect {:g}%", t.runsNeeded,
                                        c.options.threshold * 100)
                          : "";
-  return fmt::format("change {:+.1f}%, p {:.2g}, detectable change {:.1f}%{}: {}", t.changePct,
-                     t.adjustedP, t.mdcPct, need,
+  std::string aside =
+      t.setAsideBase + t.setAsideCand > 0
+          ? fmt::format(" ({} baseline and {} candidate runs set aside as disturbed)",
+                        t.setAsideBase, t.setAsideCand)
+      : t.twoGroups ? " (the runs fall in two groups on both sides: none set aside)"
+                    : "";
+  return fmt::format("change {:+.1f}%, p {:.2g}, detectable change {:.1f}%{}{}: {}", t.changePct,
+                     t.adjustedP, t.mdcPct, aside, need,
                      t.verdict == Verdict::kRegression ? "REGRESSION" : verdictName(t.verdict));
 }
 
@@ -534,6 +548,7 @@ nlohmann::json levelJson(const LevelTest& t) {
           {"p_holm", numberOrNull(t.tested, t.adjustedP)},
           {"mdc_pct", numberOrNull(t.tested, t.mdcPct)},
           {"runs_needed", t.runsNeeded},
+          {"set_aside", {{"baseline", t.setAsideBase}, {"candidate", t.setAsideCand}}},
           {"verdict", verdictName(t.verdict)}};
 }
 

@@ -20,6 +20,7 @@ struct CompareFlags {
   double alpha = 0.01;
   std::string sizes;
   std::string runValue = "p10";
+  double power = 0.9;
   bool allowDifferentEnvironment = false;
 };
 

@@ -42,14 +42,16 @@ constexpr const char* kRule =
     "     adds time). K baseline runs are compared with M candidate runs on the logarithm of\n"
     "     these values (changes are ratios).\n"
     "  2. Whole run: each run's level (its median deviation over the cases) is compared by a\n"
-    "     Student t-test, K against M: a change common to every case.\n"
+    "     Student t-test, K against M: a change common to every case. Runs a busy machine\n"
+    "     disturbed as a whole (modified z-score > 3.5 within their side) are set aside first\n"
+    "     and counted.\n"
     "  3. Confined: each case and each series (a case without its size), net of its own run's\n"
     "     level, is compared the same way: a regression confined to one size or variant stands\n"
     "     out of its run. Holm's method holds every series and case together to alpha/2; the\n"
     "     whole-run test takes the other alpha/2.\n"
     "  4. --threshold is the change the gate must be able to see. A test regresses when\n"
     "     significant AND worse than half the threshold. Not significant with a minimum\n"
-    "     detectable change (alpha, 80% power, these runs) above the threshold is inconclusive,\n"
+    "     detectable change (alpha, --power, these runs) above the threshold is inconclusive,\n"
     "     and names the runs per side that would reach it.\n"
     "  5. Fewer than 4 runs in all decide nothing (inconclusive); imported logs without\n"
     "     samples are then compared on the threshold alone, labelled so. A case that fails in\n"
@@ -94,6 +96,17 @@ int doCalibrate(const GateArgs& a) {
       "whole run: run-to-run noise {:.1f}%: {} runs per side detect a uniform change of "
       "{:g}%\n",
       cal.wholeSdPct, runsText(cal.runsWhole), t);
+  if (cal.disturbed > 0) {
+    fmt::print(
+        "disturbed: {} of {} replicates moved as a whole far beyond that noise (modified z-score "
+        "> {:g}); gates set such runs aside, so the count above allows for as many\n",
+        cal.disturbed, cal.replicates, kDisturbedZ);
+  }
+  if (cal.twoGroups) {
+    fmt::print(
+        "two groups: over a quarter of the runs sit far from the others (a busy machine switching "
+        "between modes); the noise above counts them all\n");
+  }
   if (cal.cases >= 2) {
     fmt::print(
         "one case : noise net of its run {:.1f}% (median case): {} runs per side detect "

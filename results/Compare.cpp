@@ -289,6 +289,37 @@ double minDetectableDiff(double sd, int n1, int n2, double alpha, double power) 
   return t * sd * std::sqrt(1.0 / n1 + 1.0 / n2);
 }
 
+Undisturbed setAsideDisturbed(std::span<const double> a, std::span<const double> b) {
+  std::vector<double> dev;
+  double mid[2] = {0, 0};
+  for (int s = 0; s < 2; ++s) {
+    std::span<const double> side = s == 0 ? a : b;
+    if (side.empty()) continue;
+    mid[s] = percentile(side, 0.5);
+    for (double x : side) dev.push_back(std::abs(x - mid[s]));
+  }
+  Undisturbed u;
+  const double scale = dev.empty() ? 0 : 1.482602218505602 * percentile(dev, 0.5);
+  auto far = [&](double x, int s) { return std::abs(x - mid[s]) / scale > kDisturbedZ; };
+  for (int s = 0; s < 2; ++s) {
+    for (double x : s == 0 ? a : b) {
+      // No spread at all (half the values equal): nothing can be told disturbed.
+      const bool out = scale > 0 && far(x, s);
+      // A value set aside on one side that sits by the other side's median means the runs fall
+      // in two groups (a busy machine's two modes) and the sides' medians in different ones:
+      // setting aside would compare mode with mode. Keep everything; the spread then shows.
+      if (out && !a.empty() && !b.empty() && !far(x, 1 - s)) {
+        Undisturbed all{{a.begin(), a.end()}, {b.begin(), b.end()}};
+        all.twoGroups = true;
+        return all;
+      }
+      if (!out) (s == 0 ? u.a : u.b).push_back(x);
+      (s == 0 ? u.setAsideA : u.setAsideB) += out;
+    }
+  }
+  return u;
+}
+
 int runsNeeded(double sd, double target, double alpha, double power) {
   if (!(sd > 0)) return 0;
   auto reaches = [&](int n) { return minDetectableDiff(sd, n, n, alpha, power) <= target; };
@@ -410,7 +441,11 @@ std::map<ReplicateId, double> levels(const SideValues& base, const SideValues& c
 // Fills a LevelTest from the two sides' values (log, larger = worse).
 void runTest(LevelTest& t, std::span<const double> base, std::span<const double> cand, double alpha,
              const CompareOptions& o) {
-  TTest r = studentT(base, cand);
+  Undisturbed u = setAsideDisturbed(base, cand);
+  t.setAsideBase = u.setAsideA;
+  t.setAsideCand = u.setAsideB;
+  t.twoGroups = u.twoGroups;
+  TTest r = studentT(u.a, u.b);
   t.worsePct = pctOfLog(r.diff);
   t.changePct = o.metric == Metric::kTime ? t.worsePct : pctOfLog(-r.diff);
   t.alphaUsed = alpha;
@@ -421,6 +456,12 @@ void runTest(LevelTest& t, std::span<const double> base, std::span<const double>
   double mdc = minDetectableDiff(r.sd, r.n1, r.n2, alpha, o.power);
   t.mdcPct = pctOfLog(mdc);
   t.runsNeeded = mdc > target ? runsNeeded(r.sd, target, alpha, o.power) : 0;
+  // Runs set aside now will be set aside then: ask for enough that the kept ones suffice.
+  const double kept =
+      static_cast<double>(u.a.size() + u.b.size()) / static_cast<double>(base.size() + cand.size());
+  if (t.runsNeeded > 0 && t.runsNeeded <= kRunsNeededCap && kept < 1) {
+    t.runsNeeded = std::min(kRunsNeededCap + 1, static_cast<int>(std::ceil(t.runsNeeded / kept)));
+  }
 }
 
 // The verdict of a tested level once its adjusted p is known.
@@ -585,19 +626,21 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
     const CaseData& d = it->second;
     c.baseRuns = static_cast<int>(d.base.size());
     c.candRuns = static_cast<int>(d.cand.size());
-    const double mb = mean(d.base), mc = mean(d.cand);
+    Undisturbed u = setAsideDisturbed(d.base, d.cand);
+    const double mb = mean(u.a), mc = mean(u.b);
     const double sign = o.metric == Metric::kTime ? 1 : -1;
     c.baseValue = std::exp(sign * mb);
     c.candValue = std::exp(sign * mc);
     c.worsePct = pctOfLog(mc - mb);
     c.changePct = (c.candValue / c.baseValue - 1) * 100;
-    TTest spread = studentT(d.base, d.cand);
+    TTest spread = studentT(u.a, u.b);
     c.noisePct = spread.valid ? pctOfLog(spread.sd) : 0;
     if (enough && testCases) {
       runTest(c.confined, d.baseNet, d.candNet, alphaOneConfined, o);
       family.push_back(&c.confined);
     } else {
-      c.confined.worsePct = pctOfLog(mean(d.candNet) - mean(d.baseNet));
+      Undisturbed net = setAsideDisturbed(d.baseNet, d.candNet);
+      c.confined.worsePct = pctOfLog(mean(net.b) - mean(net.a));
     }
   }
 
@@ -763,8 +806,17 @@ Calibration calibrate(const RunSet& runs, const CompareOptions& o, double target
   std::map<ReplicateId, double> level = levels(v, SideValues{}, caseMean);
   std::vector<double> levelValues;
   for (const auto& [id, l] : level) levelValues.push_back(l);
-  const double sdWhole =
-      std::sqrt(sumSquares(levelValues) / static_cast<double>(levelValues.size() - 1));
+  Undisturbed steady = setAsideDisturbed(levelValues);
+  if (steady.setAsideA * 4 > static_cast<int>(levelValues.size())) {
+    // So many far runs are a second group the gates will meet on both sides (setAsideDisturbed
+    // then keeps everything): the noise is that of all of them.
+    steady = Undisturbed{levelValues, {}};
+    cal.twoGroups = true;
+  }
+  cal.disturbed = cal.twoGroups ? 0 : steady.setAsideA;
+  const double keptShare =
+      static_cast<double>(steady.a.size()) / static_cast<double>(levelValues.size());
+  const double sdWhole = std::sqrt(sumSquares(steady.a) / static_cast<double>(steady.a.size() - 1));
   std::map<CaseKey, std::vector<double>> net;
   std::set<CaseKey> series;
   for (const auto& [id, values] : v.byReplicate) {
@@ -774,7 +826,9 @@ Calibration calibrate(const RunSet& runs, const CompareOptions& o, double target
   for (const auto& [key, values] : net) {
     series.insert(key.series());
     if (values.size() < 2) continue;
-    caseSd.emplace_back(std::sqrt(sumSquares(values) / static_cast<double>(values.size() - 1)),
+    Undisturbed kept = setAsideDisturbed(values);
+    if (kept.a.size() < 2) continue;
+    caseSd.emplace_back(std::sqrt(sumSquares(kept.a) / static_cast<double>(kept.a.size() - 1)),
                         key);
   }
   cal.cases = static_cast<int>(net.size());
@@ -785,6 +839,10 @@ Calibration calibrate(const RunSet& runs, const CompareOptions& o, double target
   const double t = std::log1p(target);
   cal.wholeSdPct = pctOfLog(sdWhole);
   cal.runsWhole = runsNeeded(sdWhole, t, alphaWhole, o.power);
+  if (cal.runsWhole <= kRunsNeededCap) {
+    cal.runsWhole =
+        std::min(kRunsNeededCap + 1, static_cast<int>(std::ceil(cal.runsWhole / keptShare)));
+  }
   if (!caseSd.empty() && cal.cases >= 2) {
     std::sort(caseSd.begin(), caseSd.end());
     double mid = caseSd[caseSd.size() / 2].first;

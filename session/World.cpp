@@ -16,7 +16,7 @@ namespace cb {
 
 void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>& fn) {
   if (launchedByMpiLauncher()) {
-    if (o.bind != BindPolicy::kNone) {
+    if (o.bind != BindPolicy::kNone && o.bind != BindPolicy::kAuto) {
       throw UsageError(
           "--bind binds the local world's rank threads; under mpirun bind the processes with "
           "mpirun --bind-to core|numa");
@@ -35,7 +35,8 @@ void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>&
   if (np < 1 || np > kMaxLocalRanks) {
     throw UsageError(fmt::format("--np {} is out of range (1..{})", np, kMaxLocalRanks));
   }
-  if (o.bind == BindPolicy::kNone) {
+  const BindPolicy bind = resolveBindPolicy(o.bind, np);
+  if (bind == BindPolicy::kNone) {
     LocalWorld::run(np, fn);
     return;
   }
@@ -51,7 +52,7 @@ void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>&
     }
   } restore{saved, &caller};
   LocalWorld::run(np, [&](Communicator& comm) {
-    bindThisThread(o.bind, comm.rank());
+    bindThisThread(bind, comm.rank());
     fn(comm);
   });
 }

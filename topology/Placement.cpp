@@ -142,6 +142,7 @@ std::optional<BindPolicy> parseBindPolicy(std::string_view s) {
   if (s == "none") return BindPolicy::kNone;
   if (s == "core") return BindPolicy::kCore;
   if (s == "numa") return BindPolicy::kNuma;
+  if (s == "auto") return BindPolicy::kAuto;
   return std::nullopt;
 }
 
@@ -150,11 +151,29 @@ std::string_view bindPolicyName(BindPolicy p) {
     case BindPolicy::kNone: return "none";
     case BindPolicy::kCore: return "core";
     case BindPolicy::kNuma: return "numa";
+    case BindPolicy::kAuto: return "auto";
   }
   return "none";
 }
 
+BindPolicy resolveBindPolicy(BindPolicy p, int ranks) {
+  if (p != BindPolicy::kAuto) return p;
+  // The cores this process may use: hwloc's cores, limited by the affinity mask (taskset,
+  // cgroups), so a rank is never bound to a core it is not allowed on.
+  hwloc_topology_t t = nullptr;
+  int cores = 0;
+  if (hwloc_topology_init(&t) == 0 && hwloc_topology_load(t) == 0) {
+    cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+  }
+  if (t) hwloc_topology_destroy(t);
+  const int allowed = static_cast<int>(threadCpus().size());
+  return ranks <= std::min(cores, allowed) ? BindPolicy::kCore : BindPolicy::kNone;
+}
+
 std::vector<int> bindThisThread(BindPolicy policy, int localRank) {
+  if (policy == BindPolicy::kAuto) {
+    throw InternalError("bindThisThread: resolve --bind auto first (resolveBindPolicy)");
+  }
   if (policy == BindPolicy::kNone) return threadCpus();
   hwloc_topology_t t = nullptr;
   if (hwloc_topology_init(&t) != 0 || hwloc_topology_load(t) != 0) {

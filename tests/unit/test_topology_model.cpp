@@ -390,6 +390,22 @@ TEST(Placement, BindThisThreadFollowsThePolicy) {
   sched_setaffinity(0, sizeof before, &before);  // the tests after this one run unbound
 }
 
+TEST(Placement, AutoBindsToCoresWhenTheRanksFit) {
+  // As mpirun: bound to cores when every rank gets its own, unbound when oversubscribed.
+  EXPECT_EQ(parseBindPolicy("auto"), BindPolicy::kAuto);
+  const int cores = liveTopology().cores;
+  ASSERT_GE(cores, 1);
+  cpu_set_t mask;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+  const int usable = std::min(cores, CPU_COUNT(&mask));
+  EXPECT_EQ(resolveBindPolicy(BindPolicy::kAuto, 1), BindPolicy::kCore);
+  EXPECT_EQ(resolveBindPolicy(BindPolicy::kAuto, usable), BindPolicy::kCore);
+  EXPECT_EQ(resolveBindPolicy(BindPolicy::kAuto, usable + 1), BindPolicy::kNone);
+  EXPECT_EQ(resolveBindPolicy(BindPolicy::kNone, 1), BindPolicy::kNone);
+  EXPECT_EQ(resolveBindPolicy(BindPolicy::kNuma, 64), BindPolicy::kNuma);
+  EXPECT_THROW(bindThisThread(BindPolicy::kAuto, 0), InternalError);
+}
+
 TEST(LiveTopology, ThisMachinePrints) {
   const auto& t = liveTopology();
   EXPECT_GE(t.pus, 1);
