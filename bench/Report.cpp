@@ -39,13 +39,11 @@ std::string ncclTestsTime(double us) {
 
 // --- NcclTestsTable --------------------------------------------------------------------------
 
-namespace {
-
-// nccl-tests prints "none" in the redop column of the tests that take no op (all_gather,
-// broadcast, alltoall); reduce_scatter, reduce, all_reduce and sendrecv print the op.
 bool printsRedOp(Collective c) {
   return c != Collective::kAllGather && c != Collective::kBroadcast && c != Collective::kAllToAll;
 }
+
+namespace {
 
 bool measured(const PointResult* p) { return p && p->status == "ok"; }
 
@@ -500,7 +498,8 @@ void ReportSet::add(const PointResult& p) {
       toldHeld_ = true;
     }
     NcclTestsTableOptions o = placements_;
-    o.inPlace = o.inPlace && hasInPlace(coll_);  // the sweep measures no in-place alltoall
+    // The sweep measures no in-place alltoall or sendrecv; a replayed log may hold them.
+    o.inPlace = o.inPlace && (o.asGiven || hasInPlace(coll_));
     tables_.push_back(std::make_unique<VariantTable>(p.variant, coll_, out_, live, o));
     // '#' lines, so nccl-tests parsers skip them; one "test" per variant, as in nccl-tests logs
     // that hold several tests.

@@ -40,6 +40,9 @@ struct NcclTestsTableOptions {
   // have no in-place form here).
   bool outOfPlace = true;
   bool inPlace = true;
+  // A replay of stored points (`show --format nccl-tests`): expect the placements as given even
+  // for alltoall and sendrecv, whose nccl-tests logs carry in-place columns.
+  bool asGiven = false;
 };
 
 // The nccl-tests table (2022+ format: size, count, type, redop, root, then time, algbw, busbw,
@@ -49,6 +52,10 @@ struct NcclTestsTableOptions {
 // prints it too); root is -1 for collectives without a root; #wrong is N/A when not checked.
 // A placement that was not measured (not requested, unsupported or failed) prints N/A in all
 // four of its columns and does not count in the footer's average.
+// nccl-tests prints "none" in the redop column of the tests that take no op (all_gather,
+// broadcast, alltoall); reduce_scatter, reduce, all_reduce and sendrecv print the op.
+bool printsRedOp(Collective c);
+
 class NcclTestsTable {
  public:
   NcclTestsTable(Collective coll, TextOut out, NcclTestsTableOptions o = {});
@@ -161,6 +168,8 @@ class ReportSet {
             NcclTestsTableOptions placements = {});
   // The variant the side-by-side views relate the others to (default "mpi").
   void setSideBaseline(std::string variant) { sideBaseline_ = std::move(variant); }
+  // The placements the tables opened from now on expect (a replay sets them per group).
+  void setPlacements(NcclTestsTableOptions placements) { placements_ = placements; }
   ~ReportSet();
   void add(const PointResult& p);
   void endGroup();

@@ -144,7 +144,9 @@ std::optional<PointResult> toPoint(const ResultRecord& r) {
   try {
     p.coll = parseCollective(r.collective);
     p.dtype = parseDataType(r.dtype);
-    p.op = parseRedOp(r.op);
+    // The tests without an op print "none" whatever p.op holds (an imported alltoall stores
+    // "none"; sendrecv's test prints its op).
+    p.op = printsRedOp(p.coll) ? parseRedOp(r.op) : RedOp::kSum;
   } catch (const UsageError&) {
     return std::nullopt;
   }
@@ -171,6 +173,11 @@ void printNcclTests(const RunRecord& run, const std::vector<ResultRecord>& resul
   SweepSummary summary;
   std::vector<std::string> skipped;
   for (const auto& group : groupResults(results)) {
+    // The placements this group holds, as stored (an imported sendrecv has in-place points).
+    NcclTestsTableOptions placements{false, false, true};
+    for (const ResultRecord* r : group)
+      (r->placement == "in" ? placements.inPlace : placements.outOfPlace) = true;
+    report.setPlacements(placements);
     for (const ResultRecord* r : group) {
       std::optional<PointResult> p = toPoint(*r);
       if (!p) {
