@@ -107,6 +107,11 @@ int doCalibrate(const GateArgs& a) {
         "two groups: over a quarter of the runs sit far from the others (a busy machine switching "
         "between modes); the noise above counts them all\n");
   }
+  if (cal.twoGroups || cal.disturbed > 0) {
+    fmt::print(
+        "hint: local-world runs (--np) keep their rank threads on separate cores with --bind auto; "
+        "unbound, two threads sharing a core make such slow runs\n");
+  }
   if (cal.cases >= 2) {
     fmt::print(
         "one case : noise net of its run {:.1f}% (median case): {} runs per side detect "

@@ -34,9 +34,11 @@ std::vector<RankPlacement> gatherPlacements(Communicator& comm, const RankPlacem
                                             Deadline d);
 
 // kAuto: kCore when the local ranks fit this machine's cores (one each), else kNone, as mpirun
-// binds to core by default and not at all when oversubscribed. Unbound, the 2 rank threads of a
-// 2-core host land on one core now and then and spin against each other: such runs came out
-// 4x slower (9 vs 2.2 us at 4 KiB), 8 of 20 under load; bound, 20 of 20 agreed within 3%.
+// binds by default. Unbound, the 2 rank threads of a 2-core host land on one core now and then
+// and spin against each other: such runs came out 4x slower (9 vs 2.2 us at 4 KiB), 8 of 20
+// under a compiler's load; bound, 20 of 20 agreed within 3%. Not the default: two bound
+// collbench processes on the same cores (two CI jobs, a parallel ctest) pin their spinning
+// threads together and cannot move away, which the unbound threads can.
 enum class BindPolicy { kNone, kCore, kNuma, kAuto };
 std::optional<BindPolicy> parseBindPolicy(std::string_view s);  // "none", "core", "numa", "auto"
 std::string_view bindPolicyName(BindPolicy p);
