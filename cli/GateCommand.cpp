@@ -43,7 +43,7 @@ constexpr const char* kRule =
     "     these values (changes are ratios).\n"
     "  2. Whole run: each run's level (its median deviation over the cases) is compared by a\n"
     "     Student t-test, K against M: a change common to every case. Runs a busy machine\n"
-    "     disturbed as a whole (modified z-score > 3.5 within their side) are set aside first\n"
+    "     disturbed as a whole (modified z-score > 6 within their side) are set aside first\n"
     "     and counted.\n"
     "  3. Confined: each case and each series (a case without its size), net of its own run's\n"
     "     level, is compared the same way: a regression confined to one size or variant stands\n"

@@ -13,7 +13,7 @@
 //  3. Whole run. Each replicate's level is the median over its cases of its deviation from the
 //     cases' means. A two-sample Student t-test over the K baseline and M candidate levels tests
 //     a change common to every case (a uniform slowdown). Levels a busy machine disturbed as a
-//     whole (modified z-score > 3.5 within their side) are set aside first and counted.
+//     whole (modified z-score > 6 within their side) are set aside first and counted.
 //  4. Confined changes. Each case (and each series: a case without its size) is tested on its
 //     value minus its replicate's level, which removes the run-to-run shift: a regression
 //     confined to one size or one variant stands out of its own run. Holm's method controls
