@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "../common/TempDir.h"
 #include "core/Error.h"
 #include "results/Case.h"
 #include "results/Compare.h"
@@ -689,20 +690,6 @@ TEST(RunSpec, LastKOfALabel) {
 
 // ---- store queries ----
 
-class TempDb {
- public:
-  TempDb() {
-    char pattern[] = "/tmp/cb_compare_XXXXXX";
-    if (!::mkdtemp(pattern)) throw std::runtime_error("mkdtemp failed");
-    dir_ = pattern;
-  }
-  ~TempDb() { std::filesystem::remove_all(dir_); }
-  std::string path() const { return dir_ + "/cb.db"; }
-
- private:
-  std::string dir_;
-};
-
 int64_t addRun(Store& store, const std::string& label, const std::string& startedAt, double timeUs,
                RunStatus status = RunStatus::kOk) {
   RunRecord r = run(0, "f00d", label, startedAt);
@@ -721,8 +708,8 @@ int64_t addRun(Store& store, const std::string& label, const std::string& starte
 }
 
 TEST(StoreQueries, LabelBaselineFromTheStore) {
-  TempDb tmp;
-  Store store = Store::open(tmp.path());
+  TempDir tmp;
+  Store store = Store::open(tmp.file("cb.db"));
   int64_t a = addRun(store, "main", "2025-01-01T00:00:00Z", 10);
   int64_t b = addRun(store, "main", "2025-01-02T00:00:00Z", 11);
   addRun(store, "main", "2025-01-03T00:00:00Z", 12, RunStatus::kFailed);
@@ -745,8 +732,8 @@ TEST(StoreQueries, LabelBaselineFromTheStore) {
 }
 
 TEST(StoreQueries, HistoryCheckPrune) {
-  TempDb tmp;
-  Store store = Store::open(tmp.path());
+  TempDir tmp;
+  Store store = Store::open(tmp.file("cb.db"));
   for (int day = 1; day <= 5; ++day) {
     addRun(store, day % 2 ? "odd" : "even", fmt::format("2025-01-0{}T00:00:00Z", day), day);
   }

@@ -13,25 +13,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "../common/TempDir.h"
 #include "results/Store.h"
 #include "results/import/Import.h"
 
 namespace cb {
 namespace {
-
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/cb_nulls_XXXXXX";
-    if (!::mkdtemp(pattern)) throw std::runtime_error("mkdtemp failed");
-    dir_ = pattern;
-  }
-  ~TempDir() { std::filesystem::remove_all(dir_); }
-  std::string path() const { return dir_ + "/cb.db"; }
-
- private:
-  std::string dir_;
-};
 
 // A plain SQLite connection, to write the old schema and to read what the store wrote.
 class Raw {
@@ -168,7 +155,7 @@ std::string oldRow(int id, int run, const char* collective, int size, const char
 TEST(NullMigration, SentinelsOfSchema2BecomeNullAndRealValuesStay) {
   TempDir tmp;
   {
-    Raw old(tmp.path());
+    Raw old(tmp.file("cb.db"));
     old.exec(kSchemaV2);
     old.exec(
         "INSERT INTO runs (id, started_at, source, status) VALUES (1, '2025-01-01T00:00:00Z', "
@@ -203,9 +190,9 @@ TEST(NullMigration, SentinelsOfSchema2BecomeNullAndRealValuesStay) {
         "(1, 1, x'0000000000001440');");
   }
 
-  Store store = Store::open(tmp.path(), false);
+  Store store = Store::open(tmp.file("cb.db"), false);
   EXPECT_EQ(store.schemaVersion(), Store::latestSchemaVersion());
-  Raw db(tmp.path());
+  Raw db(tmp.file("cb.db"));
   EXPECT_EQ(db.query(fmt::format("SELECT id, {} FROM results ORDER BY id", kQuoted)),
             "1|'float'|'sum'|NULL|256|2|20|5.0|5.0|5.1|4.0|6.0|6.0|0.1|1.0|2.0|NULL\n"
             "2|'float'|'none'|0|256|2|20|5.0|5.0|5.1|4.0|6.0|6.0|0.0|1.0|1.0|0\n"
@@ -258,7 +245,7 @@ TEST(NullMigration, SentinelsOfSchema2BecomeNullAndRealValuesStay) {
 
 TEST(NullMigration, AFreshStoreBindsNullAndReadsItBack) {
   TempDir tmp;
-  Store store = Store::open(tmp.path());
+  Store store = Store::open(tmp.file("cb.db"));
   RunRecord run;
   run.status = RunStatus::kOk;
   int64_t id = store.beginRun(run);
@@ -271,7 +258,7 @@ TEST(NullMigration, AFreshStoreBindsNullAndReadsItBack) {
   r.status = "skipped";
   r.timeKnown = r.medianKnown = false;
   store.addResult(r);
-  Raw db(tmp.path());
+  Raw db(tmp.file("cb.db"));
   EXPECT_EQ(db.query(fmt::format("SELECT {} FROM results", kQuoted)),
             "NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL");
   ResultRecord back = store.results(id).at(0);
@@ -295,7 +282,7 @@ std::string readSample(const std::string& name) {
 // and `placement` of the run's `index`-th run.
 class ImportedDb {
  public:
-  explicit ImportedDb(const std::string& name) : store_(Store::open(tmp_.path())) {
+  explicit ImportedDb(const std::string& name) : store_(Store::open(tmp_.file("cb.db"))) {
     ImportOptions o;
     o.path = name;
     for (ImportedRun& run : parseImport(readSample(name), ImportFormat::kAuto, o)) {
@@ -305,7 +292,7 @@ class ImportedDb {
     }
   }
   std::string row(uint64_t size, const char* placement, int run = 1) {
-    Raw db(tmp_.path());
+    Raw db(tmp_.file("cb.db"));
     return db.query(fmt::format(
         "SELECT {} FROM results WHERE run_id = {} AND size_bytes = {} AND placement = '{}'",
         kQuoted, run, size, placement));

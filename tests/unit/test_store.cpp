@@ -15,6 +15,7 @@
 #include <functional>
 #include <string>
 
+#include "../common/TempDir.h"
 #include "core/Error.h"
 #include "core/HostMap.h"
 #include "results/Store.h"
@@ -29,19 +30,6 @@ namespace {
 }
 
 // A fresh directory under /tmp, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/cb_store_XXXXXX";
-    if (!::mkdtemp(pattern)) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 RunRecord makeRun(const std::string& label, const std::string& startedAt) {
   RunRecord r;
