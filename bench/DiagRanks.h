@@ -1,9 +1,10 @@
 // `diag ranks`: stragglers. An allreduce (the ring over the run's transport) is called
-// `iterations` times, each after a barrier (outside the timer, as the engine does); each rank
-// records when its first message of the call was posted (arrival: a rank slow before it talks
-// arrives late) and when its call returned (finish). core/Diagnosis.h judges them: which rank
-// arrives last, how often, by how much; a rank that arrives on time but finishes late sits
-// behind a slow link.
+// `iterations` times in each direction of the ring (alternating), each after a barrier (outside
+// the timer, as the engine does); each rank records when its first message of the call was
+// posted (arrival: a rank slow before it talks arrives late) and when its call returned (finish).
+// core/Diagnosis.h judges them: which rank arrives last, how often, by how much; and, from where
+// the late finishers of the two directions sit, which rank sends or receives slowly, or which
+// link is slow.
 //
 // The arrival is seen by a thin timestamping decorator under whatever transport the caller
 // passes (wrap it before the fault injector, so an injected delay is a late arrival).
@@ -45,9 +46,10 @@ struct DiagRanksOptions {
 };
 
 struct DiagRanksResult {
-  StraggleVerdict verdict;
+  RingStraggleVerdict verdict;
   int steps = 0;  // communication steps of the ring allreduce, 2(n-1)
-  std::vector<std::vector<double>> arrive, finish;  // [rank][iteration], seconds
+  // [rank][iteration], seconds: the forward ring (r sends to r + 1), then the backward one.
+  std::vector<std::vector<double>> arrive, finish, arriveBackward, finishBackward;
 };
 
 // Collective over the team: every rank calls it with the same options. `top` is the team's

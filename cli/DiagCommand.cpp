@@ -505,71 +505,129 @@ int doRanks(const RanksCli& c) {
     DiagRanksResult res = runDiagRanks(s.team(), *probe, s.team().transport(transport), o);
     if (!s.root()) return RunOutcome{};
     const int n = s.team().size();
-    const StraggleVerdict& v = res.verdict;
+    const RingStraggleVerdict& v = res.verdict;
+    const StraggleVerdict& pooled = v.arrival;
     std::FILE* out = stdout;
     s.printHeader(out);
     fmt::print(out,
-               "# diag ranks over {}: ring allreduce of {} x {} iterations, a barrier before "
-               "each; arrival = first message posted, finish = call returned (from the "
-               "barrier)\n",
+               "# diag ranks over {}: ring allreduce of {} x {} iterations in each direction "
+               "(forward: rank r sends to r+1; backward: to r-1), a barrier before each; arrival "
+               "= first message posted, finish = call returned (from the barrier)\n",
                transport, formatSize(o.bytes), o.iterations);
     fmt::print(out,
                "# median call {:.1f} us in {} steps; arriving late: beyond {:g} MAD of the ranks' "
-               "and {:g}% of a step; finishing late: {:g}% of a step and the last in most calls\n",
-               v.iterationUs, res.steps, o.suspect.k, o.suspect.gap * 100, o.suspect.gap * 100);
+               "and {:g}% of a step; finishing late: a quarter of a step and the last in 3 of 4 "
+               "calls of a direction\n",
+               pooled.iterationUs, res.steps, o.suspect.k, o.suspect.gap * 100);
     for (const InjectSpec& spec : specs) {
       fmt::print(out, "# injected: {}\n", describeInject(spec));
     }
-    fmt::print(out, "#\n# {:>4} {:>14} {:>12} {:>14} {:>12}  verdict\n", "rank", "arrive late us",
-               "last arrive", "finish late us", "last finish");
-    for (const RankStraggle& r : v.ranks) {
-      fmt::print(out, "  {:>4} {:>14.1f} {:>12} {:>14.1f} {:>12}  {}\n", r.rank, r.arriveLateUs,
-                 fmt::format("{}/{}", r.lastToArrive, v.iterations), r.finishLateUs,
-                 fmt::format("{}/{}", r.lastToFinish, v.iterations),
-                 r.lateArriver    ? "arrives late"
-                 : r.lateFinisher ? "finishes late"
-                                  : "");
-    }
-    for (const RankStraggle& r : v.ranks) {
-      if (r.lateArriver) {
-        fmt::print(out,
-                   "SUSPECT rank {} (arrives late): {:+.1f} us after the median rank, last to "
-                   "arrive in {} of {} calls: slow before it communicates (its compute, its "
-                   "process or CPU)\n",
-                   r.rank, r.arriveLateUs, r.lastToArrive, v.iterations);
-      } else if (r.lateFinisher) {
-        fmt::print(out,
-                   "SUSPECT rank {} (finishes late): arrives on time, finishes {:+.1f} us after "
-                   "the median rank, last in {} of {} calls: behind a slow link (diag links "
-                   "names it)\n",
-                   r.rank, r.finishLateUs, r.lastToFinish, v.iterations);
+    // What the verdict says of a rank: its own suspect kind, or the links it finishes behind.
+    auto verdictOf = [&](int rank) {
+      std::vector<std::string> says;
+      for (const StraggleSuspect& x : v.suspects) {
+        if (x.kind != StraggleSuspect::Kind::kLink && x.rank == rank) says.push_back(x.what());
+        if (x.kind == StraggleSuspect::Kind::kLink && (x.from == rank || x.to == rank)) {
+          says.push_back(x.name());
+        }
       }
+      return fmt::format("{}", fmt::join(says, ", "));
+    };
+    auto late = [&](const StraggleVerdict& d, int rank) {
+      const RankStraggle& r = d.ranks[static_cast<size_t>(rank)];
+      return fmt::format("{:+.1f} us, last in {}/{}", r.finishLateUs, r.lastToFinish, d.iterations);
+    };
+    fmt::print(out, "#\n# {:>4} {:>14} {:>12} {:>14} {:>9} {:>14} {:>9}  verdict\n", "rank",
+               "arrive late us", "last arrive", "fwd finish us", "fwd last", "bwd finish us",
+               "bwd last");
+    for (size_t i = 0; i < pooled.ranks.size(); ++i) {
+      const RankStraggle& r = pooled.ranks[i];
+      const RankStraggle& f = v.forward.ranks[i];
+      const RankStraggle& b = v.backward.ranks[i];
+      fmt::print(out, "  {:>4} {:>14.1f} {:>12} {:>14.1f} {:>9} {:>14.1f} {:>9}  {}\n", r.rank,
+                 r.arriveLateUs, fmt::format("{}/{}", r.lastToArrive, pooled.iterations),
+                 f.finishLateUs, fmt::format("{}/{}", f.lastToFinish, v.forward.iterations),
+                 b.finishLateUs, fmt::format("{}/{}", b.lastToFinish, v.backward.iterations),
+                 verdictOf(r.rank));
     }
-    for (const std::string& note : v.notes) fmt::print(out, "# note: {}\n", note);
+    for (const StraggleSuspect& x : v.suspects) {
+      using Kind = StraggleSuspect::Kind;
+      std::string why;
+      switch (x.kind) {
+        case Kind::kArrivesLate: {
+          const RankStraggle& r = pooled.ranks[static_cast<size_t>(x.rank)];
+          why = fmt::format(
+              "{:+.1f} us after the median rank, last to arrive in {} of {} calls: slow before it "
+              "communicates (its compute, its process or CPU)",
+              r.arriveLateUs, r.lastToArrive, pooled.iterations);
+          break;
+        }
+        case Kind::kSendsSlowly:
+          why = fmt::format(
+              "arrives on time; the ranks it sends to finish last: rank {} in the forward ring "
+              "({}), rank {} in the backward ring ({}): its outgoing side (NIC, link or process)",
+              (x.rank + 1) % n, late(v.forward, (x.rank + 1) % n), (x.rank + n - 1) % n,
+              late(v.backward, (x.rank + n - 1) % n));
+          break;
+        case Kind::kReceivesSlowly:
+          why = fmt::format(
+              "arrives on time, finishes last in both directions of the ring (forward {}; "
+              "backward {}): its incoming side (NIC, link or process)",
+              late(v.forward, x.rank), late(v.backward, x.rank));
+          break;
+        case Kind::kLink:
+          if (x.bothWays) {
+            why = fmt::format(
+                "rank {} finishes last in the forward ring ({}) and rank {} in the backward ring "
+                "({}): the hop between them, both ways (diag links measures it)",
+                x.to, late(v.forward, x.to), x.from, late(v.backward, x.from));
+          } else {
+            const bool fwd = (x.from + 1) % n == x.to;
+            why = fmt::format(
+                "rank {} finishes last in the {} ring ({}), the other direction is even: the hop "
+                "from rank {} to rank {}",
+                x.to, fwd ? "forward" : "backward", late(fwd ? v.forward : v.backward, x.to),
+                x.from, x.to);
+          }
+          break;
+      }
+      fmt::print(out, "SUSPECT {} ({}): {}\n", x.name(), x.what(), why);
+    }
+    for (const StraggleVerdict* d : {&pooled, &v.forward, &v.backward}) {
+      for (const std::string& note : d->notes) fmt::print(out, "# note: {}\n", note);
+      if (!d->notes.empty()) break;
+    }
     if (v.healthy()) {
-      fmt::print(out, "healthy: no straggler among {} ranks over {} calls\n", n, v.iterations);
+      fmt::print(out, "healthy: no straggler among {} ranks over {} calls in each direction\n", n,
+                 v.forward.iterations);
     }
-    {
-      for (const RankStraggle& r : v.ranks) {
+    for (size_t dir = 0; dir < 2; ++dir) {
+      for (const RankStraggle& r : pooled.ranks) {
         for (bool arrival : {true, false}) {
           ResultRecord rec;
           rec.runId = s.runId();
           rec.collective = arrival ? "diag-arrival" : "diag-finish";
-          rec.variant = fmt::format("ring/{}@{}", transport, r.rank);
+          rec.variant =
+              fmt::format("{}/{}@{}", dir == 0 ? "ring" : "ring-backward", transport, r.rank);
           rec.dtype = "float";
           rec.op = "sum";
           rec.sizeBytes = o.bytes;
           rec.count = o.bytes / 4;
           rec.placement = "out";
           rec.nranks = n;
-          const auto& xs = (arrival ? res.arrive : res.finish)[static_cast<size_t>(r.rank)];
+          const auto& series = dir == 0 ? (arrival ? res.arrive : res.finish)
+                                        : (arrival ? res.arriveBackward : res.finishBackward);
+          const auto& xs = series[static_cast<size_t>(r.rank)];
           Summary sum = summarize(xs);
           setTiming(rec, sum, sum.median, static_cast<int>(xs.size()), Statistic::kMedian, xs, {});
-          if (arrival && r.lateArriver) {
-            rec.message = fmt::format("suspect rank {}: arrives late", r.rank);
-          }
-          if (!arrival && r.lateFinisher) {
-            rec.message = fmt::format("suspect rank {}: finishes late", r.rank);
+          // The verdict rides on the forward records: on the arrival of a late arriver, on the
+          // finish of the rank named or of the rank behind a slow link.
+          for (const StraggleSuspect& x : v.suspects) {
+            const bool late = x.kind == StraggleSuspect::Kind::kArrivesLate;
+            const int at = x.kind == StraggleSuspect::Kind::kLink ? x.to : x.rank;
+            if (dir == 0 && at == r.rank && arrival == late) {
+              rec.message = fmt::format("suspect {}: {}", x.name(), x.what());
+            }
           }
           s.addResult(rec);
         }
@@ -580,31 +638,40 @@ int doRanks(const RanksCli& c) {
       j["command"] = "diag ranks";
       j["ranks"] = n;
       j["transport"] = transport;
-      j["iterations"] = v.iterations;
-      j["iteration_us"] = v.iterationUs;
+      j["iterations"] = v.forward.iterations;
+      j["iteration_us"] = pooled.iterationUs;
       j["healthy"] = v.healthy();
       json rows = json::array();
-      for (const RankStraggle& r : v.ranks) {
+      for (size_t i = 0; i < pooled.ranks.size(); ++i) {
+        const RankStraggle& r = pooled.ranks[i];
         rows.push_back({{"rank", r.rank},
                         {"arrive_late_us", r.arriveLateUs},
                         {"last_to_arrive", r.lastToArrive},
-                        {"finish_late_us", r.finishLateUs},
-                        {"last_to_finish", r.lastToFinish},
                         {"late_arriver", r.lateArriver},
-                        {"late_finisher", r.lateFinisher}});
+                        {"forward_finish_late_us", v.forward.ranks[i].finishLateUs},
+                        {"forward_last_to_finish", v.forward.ranks[i].lastToFinish},
+                        {"backward_finish_late_us", v.backward.ranks[i].finishLateUs},
+                        {"backward_last_to_finish", v.backward.ranks[i].lastToFinish},
+                        {"verdict", verdictOf(r.rank)}});
       }
       j["per_rank"] = rows;
+      json sus = json::array();
+      for (const StraggleSuspect& x : v.suspects) {
+        sus.push_back({{"name", x.name()}, {"what", x.what()}});
+      }
+      j["suspects"] = sus;
       writeText(c.live.jsonPath, j.dump(2) + "\n");
     }
     if (!c.live.csvPath.empty()) {
       std::string csv =
-          "rank,arrive_late_us,last_to_arrive,finish_late_us,last_to_finish,verdict\n";
-      for (const RankStraggle& r : v.ranks) {
-        csv += fmt::format("{},{:.3f},{},{:.3f},{},{}\n", r.rank, r.arriveLateUs, r.lastToArrive,
-                           r.finishLateUs, r.lastToFinish,
-                           r.lateArriver    ? "arrives late"
-                           : r.lateFinisher ? "finishes late"
-                                            : "");
+          "rank,arrive_late_us,last_to_arrive,forward_finish_late_us,forward_last_to_finish,"
+          "backward_finish_late_us,backward_last_to_finish,verdict\n";
+      for (size_t i = 0; i < pooled.ranks.size(); ++i) {
+        const RankStraggle& r = pooled.ranks[i];
+        csv += fmt::format("{},{:.3f},{},{:.3f},{},{:.3f},{},\"{}\"\n", r.rank, r.arriveLateUs,
+                           r.lastToArrive, v.forward.ranks[i].finishLateUs,
+                           v.forward.ranks[i].lastToFinish, v.backward.ranks[i].finishLateUs,
+                           v.backward.ranks[i].lastToFinish, verdictOf(r.rank));
       }
       writeText(c.live.csvPath, csv);
     }
@@ -804,11 +871,13 @@ void setupDiagCommand(CLI::App& app, Action& action) {
   auto ranks = std::make_shared<RanksCli>();
   auto* r = diag->add_subcommand(
       "ranks",
-      "Stragglers: which rank arrives last at an allreduce, how often, by how much; a rank that "
-      "arrives on time but finishes late sits behind a slow link");
+      "Stragglers: which rank arrives last at an allreduce, how often, by how much; and, from who "
+      "finishes last in each direction of the ring, which rank sends or receives slowly or "
+      "which link is slow");
   addLiveOptions(r, ranks->live);
   r->add_option("--size", ranks->size, "Allreduce size")->capture_default_str();
-  r->add_option("-n,--iters", ranks->iters, "Timed calls")->capture_default_str();
+  r->add_option("-n,--iters", ranks->iters, "Timed calls in each direction of the ring")
+      ->capture_default_str();
   r->add_option("-w,--warmup_iters", ranks->warmup, "Warm-up calls")->capture_default_str();
   r->callback([ranks, &action] { action = [ranks] { return doRanks(*ranks); }; });
 

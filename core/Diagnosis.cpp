@@ -364,11 +364,131 @@ StraggleVerdict judgeStragglers(const std::vector<std::vector<double>>& arrive,
     s.lastToFinish = lastF[r];
     s.lateArriver = n >= 3 && medA[r] > ca + o.k * kMadToSigma * madA &&
                     medA[r] > o.gap * t / std::max(1, steps);
-    s.lateFinisher =
-        n >= 3 && !s.lateArriver && medF[r] > o.gap * t && 2 * lastF[r] > static_cast<int>(iters);
     v.ranks.push_back(s);
   }
   if (n < 3) v.notes.push_back("fewer than 3 ranks: no straggler can be told from the others");
+  return v;
+}
+
+}  // namespace cb
+
+namespace cb {
+
+std::string StraggleSuspect::name() const {
+  return kind == Kind::kLink ? fmt::format("link {}-{}", std::min(from, to), std::max(from, to))
+                             : fmt::format("rank {}", rank);
+}
+
+std::string StraggleSuspect::what() const {
+  switch (kind) {
+    case Kind::kArrivesLate: return "arrives late";
+    case Kind::kSendsSlowly: return "sends slowly";
+    case Kind::kReceivesSlowly: return "receives slowly";
+    case Kind::kLink: break;
+  }
+  return bothWays ? "slow both ways" : fmt::format("slow {} -> {}", from, to);
+}
+
+// The bounds of the ring verdict, from a tc-throttled mesh of 4 MPI ranks over TCP (10 runs per
+// case: what a rank sends, what it receives, one link, healthy). Throttled, the ranks predicted
+// finished last in 66-100% of each direction's calls (1.66-2 together), 0.83-2.25 steps late
+// (both directions together). Healthy, ranks' scheduling on 2 shared cores made a neighbour pair
+// look like a link: last in up to 90% and 82% of the calls (1.72), 0.43 steps late together.
+// Per direction: 0.41-1.13 steps late throttled, at most 0.28 healthy. So the calls must agree
+// and each direction's lateness must be past the healthy one; one direction alone (a hop slow one
+// way) must be clearer still.
+constexpr double kLastShareEach = 0.5, kLastShareBoth = 1.5, kLastShareOneWay = 0.9;
+constexpr double kLateStepsEach = 0.3, kLateStepsOneWay = 0.6;
+
+RingStraggleVerdict judgeRingStragglers(const std::vector<std::vector<double>>& forwardArrive,
+                                        const std::vector<std::vector<double>>& forwardFinish,
+                                        const std::vector<std::vector<double>>& backwardArrive,
+                                        const std::vector<std::vector<double>>& backwardFinish,
+                                        int steps, const SuspectOptions& o) {
+  RingStraggleVerdict v;
+  auto joined = [](const std::vector<std::vector<double>>& a,
+                   const std::vector<std::vector<double>>& b) {
+    std::vector<std::vector<double>> out = a;
+    for (size_t r = 0; r < out.size() && r < b.size(); ++r) {
+      out[r].insert(out[r].end(), b[r].begin(), b[r].end());
+    }
+    return out;
+  };
+  v.arrival = judgeStragglers(joined(forwardArrive, backwardArrive),
+                              joined(forwardFinish, backwardFinish), steps, o);
+  v.forward = judgeStragglers(forwardArrive, forwardFinish, steps, o);
+  v.backward = judgeStragglers(backwardArrive, backwardFinish, steps, o);
+  const int n = static_cast<int>(v.arrival.ranks.size());
+  if (n < 3 || static_cast<int>(v.forward.ranks.size()) != n ||
+      static_cast<int>(v.backward.ranks.size()) != n) {
+    return v;
+  }
+  std::vector<bool> late(static_cast<size_t>(n), false);
+  for (const RankStraggle& r : v.arrival.ranks) {
+    if (!r.lateArriver) continue;
+    late[static_cast<size_t>(r.rank)] = true;
+    v.suspects.push_back({StraggleSuspect::Kind::kArrivesLate, r.rank});
+  }
+  // Per direction and rank: the share of calls it finished last in, and its median lateness in
+  // steps of the median call.
+  const double step = v.arrival.iterationUs / std::max(1, steps);
+  auto share = [](const StraggleVerdict& d, int r) {
+    return d.iterations > 0
+               ? static_cast<double>(d.ranks[static_cast<size_t>(r)].lastToFinish) / d.iterations
+               : 0.0;
+  };
+  auto lateSteps = [&](const StraggleVerdict& d, int r) {
+    return step > 0 ? d.ranks[static_cast<size_t>(r)].finishLateUs / step : 0.0;
+  };
+  auto mod = [n](int r) { return ((r % n) + n) % n; };
+  using Kind = StraggleSuspect::Kind;
+  // The hypotheses that predict a late finisher in both directions: which rank is last forward
+  // (f) and which backward (b). The one with the most calls behind it, if they are enough.
+  struct Hypothesis {
+    StraggleSuspect suspect;
+    int f, b;
+  };
+  std::vector<Hypothesis> hs;
+  for (int c = 0; c < n; ++c) {
+    hs.push_back({{Kind::kReceivesSlowly, c}, c, c});
+    hs.push_back({{Kind::kSendsSlowly, c}, mod(c + 1), mod(c - 1)});
+    hs.push_back({{Kind::kLink, -1, c, mod(c + 1), true}, mod(c + 1), c});
+  }
+  const Hypothesis* best = nullptr;
+  double bestCalls = 0, bestLate = 0;
+  for (const Hypothesis& h : hs) {
+    const double calls = share(v.forward, h.f) + share(v.backward, h.b);
+    const double lateness = lateSteps(v.forward, h.f) + lateSteps(v.backward, h.b);
+    if (!best || calls > bestCalls || (calls == bestCalls && lateness > bestLate)) {
+      best = &h;
+      bestCalls = calls;
+      bestLate = lateness;
+    }
+  }
+  std::vector<StraggleSuspect> found;
+  if (best && share(v.forward, best->f) >= kLastShareEach &&
+      share(v.backward, best->b) >= kLastShareEach && bestCalls >= kLastShareBoth &&
+      lateSteps(v.forward, best->f) >= kLateStepsEach &&
+      lateSteps(v.backward, best->b) >= kLateStepsEach) {
+    found.push_back(best->suspect);
+  } else {
+    // One direction only: a hop slow one way (x - 1 -> x forward, y + 1 -> y backward).
+    for (int dir = 0; dir < 2; ++dir) {
+      const StraggleVerdict& d = dir == 0 ? v.forward : v.backward;
+      for (int x = 0; x < n; ++x) {
+        if (share(d, x) >= kLastShareOneWay && lateSteps(d, x) >= kLateStepsOneWay) {
+          found.push_back({Kind::kLink, -1, dir == 0 ? mod(x - 1) : mod(x + 1), x, false});
+        }
+      }
+    }
+  }
+  // A late arriver slows every hop it sends on: what it explains is not named again.
+  for (const StraggleSuspect& s : found) {
+    const int owner = s.kind == Kind::kLink ? s.from : s.rank;
+    const bool explained = late[static_cast<size_t>(owner)] ||
+                           (s.kind == Kind::kLink && s.bothWays && late[static_cast<size_t>(s.to)]);
+    if (!explained) v.suspects.push_back(s);
+  }
   return v;
 }
 

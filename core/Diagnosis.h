@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <utility>
@@ -123,25 +124,21 @@ namespace cb {
 //   a late arriver: median arrival lateness beyond k MADs of the ranks' and more than `gap` of
 //                   one communication step of the median call (a rank late at its first step is
 //                   late at every step: the call grows by many times its first lateness);
-//   a late finisher that arrived on time: median finish lateness more than `gap` of one
-//                   communication step of the median call, and the last to finish in more than
-//                   half the calls. (Behind a slow link every rank waits for it step after step
-//                   and the others spread widely, so a MAD bound over the ranks would hide the
-//                   one behind it; the consistency of being last is the robust part.)
+// Finishing late is judged over both directions of a ring (below).
 struct RankStraggle {
   int rank = 0;
   double arriveLateUs = 0, finishLateUs = 0;  // medians over iterations
   int lastToArrive = 0, lastToFinish = 0;     // iterations in which it was the last
-  bool lateArriver = false, lateFinisher = false;
+  bool lateArriver = false;
 };
 struct StraggleVerdict {
   int iterations = 0;
   double iterationUs = 0;  // median over iterations of the median rank's finish
   std::vector<RankStraggle> ranks;
   std::vector<std::string> notes;
-  bool healthy() const {
+  bool healthy() const {  // no late arriver
     for (const RankStraggle& r : ranks) {
-      if (r.lateArriver || r.lateFinisher) return false;
+      if (r.lateArriver) return false;
     }
     return true;
   }
@@ -150,5 +147,40 @@ struct StraggleVerdict {
 StraggleVerdict judgeStragglers(const std::vector<std::vector<double>>& arrive,
                                 const std::vector<std::vector<double>>& finish, int steps,
                                 const SuspectOptions& o = {});
+
+// A ring names the rank behind a slow link, not the link's owner: in a ring where rank r sends to
+// r + 1, the rank that finishes last is the one receiving over the slow hop (the call runs at that
+// hop's pace, and its receiver finishes about one chunk's transfer after the others). So the
+// allreduce runs in both directions (forward: r sends to r + 1; backward: r sends to r - 1), and
+// where the late finishers of the two sit says which end is slow:
+//   the same rank x in both:                  x receives slowly (its incoming side, or the rank);
+//   x forward, x - 2 backward:                x - 1 sends slowly (its outgoing side: both its
+//                                             hops, to x forward and to x - 2 backward, are slow);
+//   x forward, x - 1 backward:                the link between x - 1 and x, both ways;
+// the hypothesis whose two ranks were last in the most calls is named when each was last in half
+// of its direction's calls, both together in 3 of 4, and each was more than 0.3 of a step (the
+// median call over its steps) late. Otherwise a rank last in 9 of 10 calls of one direction,
+// 0.6 of a step late, names the hop into it, one way. Late arrivers (slow before they
+// communicate) are judged over both directions' calls together; a hop they send on is theirs.
+struct StraggleSuspect {
+  enum class Kind : uint8_t { kArrivesLate, kSendsSlowly, kReceivesSlowly, kLink };
+  Kind kind = Kind::kArrivesLate;
+  int rank = -1;           // the rank named (not kLink)
+  int from = -1, to = -1;  // kLink: the slow hop; both ways when `bothWays`
+  bool bothWays = false;
+  std::string name() const;  // "rank 3" or "link 1-2"
+  std::string what() const;  // "arrives late", "sends slowly", "slow both ways", "slow 1 -> 2"
+};
+struct RingStraggleVerdict {
+  StraggleVerdict arrival;            // both directions' calls: arrivals judged here
+  StraggleVerdict forward, backward;  // each direction's calls: late finishers judged here
+  std::vector<StraggleSuspect> suspects;
+  bool healthy() const { return suspects.empty(); }
+};
+RingStraggleVerdict judgeRingStragglers(const std::vector<std::vector<double>>& forwardArrive,
+                                        const std::vector<std::vector<double>>& forwardFinish,
+                                        const std::vector<std::vector<double>>& backwardArrive,
+                                        const std::vector<std::vector<double>>& backwardFinish,
+                                        int steps, const SuspectOptions& o = {});
 
 }  // namespace cb

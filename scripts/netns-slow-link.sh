@@ -2,11 +2,13 @@
 # A real slow link for `collbench diag`: every rank in its own network namespace, joined to the
 # others through a veth pair into one bridge; MPI between them over TCP only (btl tcp,self), so
 # every byte crosses the veths; one link (both directions) or one rank's whole interface
-# throttled with tc (htb; a u32 filter on the peer's address for a link). Runs `collbench diag`
-# over it and tears everything down on exit.
+# throttled with tc (htb; a u32 filter on the peer's address for a link; --slow-rank shapes what
+# the rank sends, --slow-rank-in what it receives, on the bridge's end of its veth). Runs
+# `collbench diag` over it and tears everything down on exit.
 #
-#   scripts/netns-slow-link.sh COLLBENCH [--ranks N] [--slow-link A-B | --slow-rank R]
-#                              [--rate RATE] [--expect] [--opt-in] [-- DIAG ARGS...]
+#   scripts/netns-slow-link.sh COLLBENCH [--ranks N] [--slow-link A-B | --slow-rank R |
+#                              --slow-rank-in R] [--rate RATE] [--expect] [--opt-in]
+#                              [-- DIAG ARGS...]
 #
 # DIAG ARGS default to `links --transport mpi --no-db`. With --expect the script checks the
 # verdict names exactly the throttled link (or rank) and nothing else (exit 0 yes, 1 no);
@@ -23,16 +25,17 @@ set -uo pipefail
 skip() { echo "SKIP: $*"; exit 77; }
 die() { echo "netns-slow-link: $*" >&2; exit 2; }
 
-[[ $# -ge 1 ]] || die "usage: $0 COLLBENCH [--ranks N] [--slow-link A-B | --slow-rank R] [--rate RATE] [--expect] [-- DIAG ARGS]"
+[[ $# -ge 1 ]] || die "usage: $0 COLLBENCH [--ranks N] [--slow-link A-B | --slow-rank R | --slow-rank-in R] [--rate RATE] [--expect] [-- DIAG ARGS]"
 bin=$(readlink -f "$1") || die "no collbench binary '$1'"
 shift
 [[ -x $bin ]] || die "'$bin' is not executable"
-ranks=4 link="" rank="" rate=200mbit expect=0 optin=0
+ranks=4 link="" rank="" inward=0 rate=200mbit expect=0 optin=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
     --slow-link) link=$2; shift 2 ;;
     --slow-rank) rank=$2; shift 2 ;;
+    --slow-rank-in) rank=$2 inward=1; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --expect) expect=1; shift ;;
     --opt-in) optin=1; shift ;;
@@ -50,9 +53,9 @@ if [[ -n $link ]]; then
   [[ $la -lt $lb ]] || { t=$la; la=$lb; lb=$t; }
 fi
 if [[ -n $rank ]]; then
-  [[ $rank =~ ^[0-9]+$ && $rank -lt $ranks ]] || die "--slow-rank must be 0..$((ranks - 1))"
+  [[ $rank =~ ^[0-9]+$ && $rank -lt $ranks ]] || die "--slow-rank(-in) must be 0..$((ranks - 1))"
 fi
-[[ -n $link && -n $rank ]] && die "--slow-link and --slow-rank exclude each other"
+[[ -n $link && -n $rank ]] && die "--slow-link and --slow-rank(-in) exclude each other"
 
 [[ $optin -eq 0 || ${COLLBENCH_NETNS_TESTS:-0} == 1 ]] ||
   skip "real-network tests are opt-in: COLLBENCH_NETNS_TESTS=1 ctest -L netns (root, netns, tc)"
@@ -103,10 +106,17 @@ shape_rank() {  # shape_rank RANK: all of RANK's outgoing traffic at $rate
   ip netns exec "$(ns $1)" tc qdisc add dev "${tag}p$1" root tbf rate "$rate" burst 64kb \
     latency 100ms 2>/dev/null || skip "tc tbf is not available in this kernel"
 }
+shape_rank_in() {  # shape_rank_in RANK: all traffic to RANK, on the bridge's end of its veth
+  tc qdisc add dev "${tag}v$1" root tbf rate "$rate" burst 64kb latency 100ms 2>/dev/null ||
+    skip "tc tbf is not available in this kernel"
+}
 what="no throttle"
 if [[ -n $link ]]; then
   shape_link "$la" "$lb" && shape_link "$lb" "$la"
   what="link $la-$lb throttled to $rate both ways"
+elif [[ -n $rank && $inward -eq 1 ]]; then
+  shape_rank_in "$rank"
+  what="traffic to rank $rank throttled to $rate"
 elif [[ -n $rank ]]; then
   shape_rank "$rank"
   what="rank $rank's interface throttled to $rate"

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -317,7 +318,7 @@ TEST(DiagLinksLocal, FindsTheInjectedSlowLinkAndSlowRank) {
   exactly(5, "slow-rank=3:2ms", {"rank 3"});
 }
 
-TEST(JudgeStragglers, LateArriverAndLateFinisherToldApart) {
+TEST(JudgeStragglers, LateArriverNamedLateFinisherMeasured) {
   // 5 ranks x 30 calls of ~1 ms in 8 steps: rank 2 posts 300 us late (the others wait for it and
   // all finish together); rank 4 arrives on time and finishes 150 us after the others.
   std::mt19937 rng(7);
@@ -332,11 +333,13 @@ TEST(JudgeStragglers, LateArriverAndLateFinisherToldApart) {
   }
   StraggleVerdict v = judgeStragglers(arrive, finish, 8);
   EXPECT_TRUE(v.ranks[2].lateArriver);
-  EXPECT_FALSE(v.ranks[2].lateFinisher);
   EXPECT_EQ(v.ranks[2].lastToArrive, iters);
   EXPECT_NEAR(v.ranks[2].arriveLateUs, 299, 5);
-  EXPECT_TRUE(v.ranks[4].lateFinisher);
-  for (int r : {0, 1, 3}) EXPECT_FALSE(v.ranks[r].lateArriver || v.ranks[r].lateFinisher);
+  // A late finisher is not a late arriver; what it is, the two ring directions tell.
+  EXPECT_FALSE(v.ranks[4].lateArriver);
+  EXPECT_EQ(v.ranks[4].lastToFinish, iters);
+  EXPECT_NEAR(v.ranks[4].finishLateUs, 150, 5);
+  for (int r : {0, 1, 3}) EXPECT_FALSE(v.ranks[r].lateArriver);
   // Healthy: jitter only.
   for (int r = 0; r < n; ++r) {
     for (int i = 0; i < iters; ++i) {
@@ -345,6 +348,74 @@ TEST(JudgeStragglers, LateArriverAndLateFinisherToldApart) {
     }
   }
   EXPECT_TRUE(judgeStragglers(arrive, finish, 8).healthy());
+}
+
+// A ring of n ranks over 30 calls of 2 ms in each direction: `slowHop(from, to)` says whether
+// the hop from -> to is slow. The rank receiving over a slow hop finishes last, `behind` seconds
+// after the others (a tc-throttled mesh: about a step); a late arriver posts 1 ms late and every
+// rank waits for it.
+RingStraggleVerdict ringVerdict(int n, const std::function<bool(int, int)>& slowHop,
+                                int lateRank = -1, double behind = 2e-3) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> jitter(-20e-6, 20e-6);
+  const int iters = 30;
+  std::vector<std::vector<double>> arrive[2], finish[2];
+  for (int dir = 0; dir < 2; ++dir) {
+    arrive[dir].assign(n, {});
+    finish[dir].assign(n, {});
+    for (int r = 0; r < n; ++r) {
+      const int from = dir == 0 ? (r + n - 1) % n : (r + 1) % n;
+      for (int i = 0; i < iters; ++i) {
+        arrive[dir][r].push_back((r == lateRank ? 1e-3 : 1e-6) + jitter(rng));
+        finish[dir][r].push_back(2e-3 + (lateRank >= 0 ? 1e-3 : 0) +
+                                 (slowHop(from, r) ? behind : 0) + jitter(rng));
+      }
+    }
+  }
+  return judgeRingStragglers(arrive[0], finish[0], arrive[1], finish[1], 2 * (n - 1));
+}
+
+std::vector<std::string> named(const RingStraggleVerdict& v) {
+  std::vector<std::string> out;
+  for (const StraggleSuspect& s : v.suspects) out.push_back(s.name() + " " + s.what());
+  return out;
+}
+
+TEST(JudgeRingStragglers, TheTwoDirectionsNameWhichEndIsSlow) {
+  using V = std::vector<std::string>;
+  for (int n : {3, 4, 5, 8}) {
+    SCOPED_TRACE(n);
+    EXPECT_TRUE(ringVerdict(n, [](int, int) { return false; }).healthy());
+    // Rank 2's outgoing side (a throttled NIC): its hops to 3 (forward) and to 1 (backward).
+    EXPECT_EQ(named(ringVerdict(n, [](int from, int) { return from == 2; })),
+              V{"rank 2 sends slowly"});
+    // Rank 1's incoming side.
+    EXPECT_EQ(named(ringVerdict(n, [](int, int to) { return to == 1; })),
+              V{"rank 1 receives slowly"});
+    // The link between 0 and 1, both ways.
+    EXPECT_EQ(named(ringVerdict(n, [](int a, int b) { return a + b == 1; })),
+              V{"link 0-1 slow both ways"});
+    // One way only: 1 -> 2 (the forward ring's hop).
+    EXPECT_EQ(named(ringVerdict(n, [](int a, int b) { return a == 1 && b == 2; })),
+              V{"link 1-2 slow 1 -> 2"});
+    // A late arriver is named for that alone, not for the hops it slows.
+    EXPECT_EQ(named(ringVerdict(
+                  n, [](int, int) { return false; }, 2)),
+              V{"rank 2 arrives late"});
+  }
+  // n = 4: the rank opposite a slow sender's successors is not mistaken for it.
+  EXPECT_EQ(named(ringVerdict(4, [](int from, int) { return from == 0; })),
+            V{"rank 0 sends slowly"});
+}
+
+TEST(JudgeRingStragglers, AlwaysLastButOnlyALittleLateIsHealthy) {
+  // 4 ranks, 6 steps of a 2 ms call: a step is 333 us. Healthy ranks sharing 2 cores made a
+  // neighbour pair the last finishers in most calls, up to 0.28 of a step late: not named.
+  // Throttled, each was 0.41 of a step late or more.
+  auto link01 = [](int a, int b) { return a + b == 1; };
+  EXPECT_TRUE(ringVerdict(4, link01, -1, 0.25 * 2e-3 / 6).healthy());
+  EXPECT_EQ(named(ringVerdict(4, link01, -1, 0.35 * 2e-3 / 6)),
+            std::vector<std::string>{"link 0-1 slow both ways"});
 }
 
 TEST(PairwiseLogs, RealClusterLogsNameTheSlowPairs) {
