@@ -155,6 +155,18 @@ class Prober {
       fig.peer = peer;
       fig.initiator = initiator;
       std::optional<std::string> failure;
+      // Ranks left out of the round (a pair measured alone, an odd rank's bye) wait asleep: a
+      // polling bystander takes CPU time from the pairs it waits for on a host with fewer cores
+      // than ranks, and which pair it slows depends on where the scheduler left it.
+      const bool bystanders = 2 * round.size() < static_cast<size_t>(comm_.size());
+      auto endPhase = [&] {
+        if (!bystanders) return;
+        if (peer >= 0) {
+          comm_.barrier(deadline());
+        } else {
+          comm_.idleBarrier(deadline());
+        }
+      };
       comm_.barrier(deadline());
       if (peer >= 0) {
         try {
@@ -165,6 +177,7 @@ class Prober {
           failure = encode(e);
         }
       }
+      endPhase();
       agreeOnFailure(comm_, failure, deadline());  // also lines up the bandwidth phase
       if (peer >= 0) {
         try {
@@ -175,6 +188,7 @@ class Prober {
           failure = encode(e);
         }
       }
+      endPhase();
       agreeOnFailure(comm_, failure, deadline());
       placement_.restore();
       fig.latencyCount = static_cast<int64_t>(lat.size());

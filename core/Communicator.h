@@ -29,6 +29,10 @@ class Communicator {
   virtual void send(int peer, const void* data, size_t bytes, int tag, Deadline d) = 0;
   virtual void recv(int peer, void* data, size_t bytes, int tag, Deadline d) = 0;
   virtual void barrier(Deadline d) = 0;
+  // A barrier for a rank with nothing to do while others measure: it sleeps between checks
+  // instead of polling, so on a host with fewer cores than ranks it takes no CPU time from the
+  // ranks it waits for. Matches barrier() on the other ranks. A blocking barrier is one already.
+  virtual void idleBarrier(Deadline d) { barrier(d); }
   // Every rank contributes exactly `bytes` bytes; returns size()*bytes, rank-major.
   virtual std::vector<std::byte> allgatherBytes(const void* data, size_t bytes, Deadline d) = 0;
   // Ranks with the same color form a new communicator, ordered by (key, old rank).

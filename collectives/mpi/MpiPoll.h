@@ -21,8 +21,10 @@ enum class WaitResult { kDone, kTimedOut, kInterrupted };
 // Tests `reqs` with MPI_Testall until they all complete, the deadline passes or an interrupt is
 // requested. `statuses` (same length as reqs, or empty for MPI_STATUSES_IGNORE) receives the
 // statuses on completion. MPI errors throw MpiError with `what` as context.
+// `idle`: sleep between tests from the start (for a rank with nothing else to do: polling would
+// take CPU time from the ranks it waits for).
 WaitResult waitAll(std::span<MPI_Request> reqs, std::span<MPI_Status> statuses, Deadline d,
-                   const char* what);
+                   const char* what, bool idle = false);
 
 // Index of the first request that has not completed (reqs.size() if none). Does not free any.
 size_t firstPending(std::span<const MPI_Request> reqs);

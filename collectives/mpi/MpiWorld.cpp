@@ -99,6 +99,11 @@ class MpiCommunicator final : public Communicator {
     checkMpi(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
     waitCollective(req, d, "barrier");
   }
+  void idleBarrier(Deadline d) override {
+    MPI_Request req = MPI_REQUEST_NULL;
+    checkMpi(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
+    waitCollective(req, d, "barrier", true);
+  }
 
   std::vector<std::byte> allgatherBytes(const void* data, size_t bytes, Deadline d) override {
     if (bytes > static_cast<size_t>(INT_MAX)) {
@@ -158,8 +163,8 @@ class MpiCommunicator final : public Communicator {
     d.check(what());
   }
 
-  void waitCollective(MPI_Request& req, Deadline d, const char* what) {
-    auto r = mpi_detail::waitAll({&req, 1}, {}, d, what);
+  void waitCollective(MPI_Request& req, Deadline d, const char* what, bool idle = false) {
+    auto r = mpi_detail::waitAll({&req, 1}, {}, d, what, idle);
     if (r == WaitResult::kDone) return;
     // The request can be neither cancelled nor freed (MPI forbids both for collectives); it
     // stays pending and dies with the communicator.

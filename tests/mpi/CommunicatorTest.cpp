@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -106,6 +107,32 @@ TEST_F(MpiCommunicatorTest, BarrierWaitsForTheLastRank) {
   double left = nowSeconds();
   auto enteredAt = comm().allgather<double>(entered, soon());
   EXPECT_GE(left, enteredAt[0]);
+}
+
+TEST_F(MpiCommunicatorTest, IdleBarrierMatchesBarrierAndSleeps) {
+  // Rank 0 enters a plain barrier 15 ms late; the others wait in idleBarrier. They leave after
+  // it entered, and spend the wait asleep (a few % of it on the CPU): a plain barrier polls for
+  // its first 20 ms and would take the CPU time a measuring pair needs on an oversubscribed host
+  // (diag links' bystanders).
+  double entered = 0, cpu = 0, wall = 0;
+  if (rank() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    entered = nowSeconds();
+    comm().barrier(soon());
+  } else {
+    timespec c0{}, c1{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    const double w0 = nowSeconds();
+    comm().idleBarrier(soon());
+    wall = nowSeconds() - w0;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    cpu = static_cast<double>(c1.tv_sec - c0.tv_sec) +
+          1e-9 * static_cast<double>(c1.tv_nsec - c0.tv_nsec);
+  }
+  const double left = nowSeconds();
+  auto enteredAt = comm().allgather<double>(entered, soon());
+  EXPECT_GE(left, enteredAt[0]);
+  if (rank() != 0 && wall > 0.01) EXPECT_LT(cpu, 0.3 * wall) << "cpu " << cpu << " s of " << wall;
 }
 
 TEST_F(MpiCommunicatorTest, AllgatherBytes) {
