@@ -516,9 +516,13 @@ int doRanks(const RanksCli& c) {
                transport, formatSize(o.bytes), o.iterations);
     fmt::print(out,
                "# median call {:.1f} us in {} steps; arriving late: beyond {:g} MAD of the ranks' "
-               "and {:g}% of a step; finishing late: a quarter of a step and the last in 3 of 4 "
-               "calls of a direction\n",
-               pooled.iterationUs, res.steps, o.suspect.k, o.suspect.gap * 100);
+               "and {:g}% of a step; finishing late: the last in {:g}% of each direction's calls "
+               "({:g}% together) and {:g} of a step late in each, where the two directions' "
+               "pattern puts them; in one direction alone: {:g}% and {:g} of a step\n",
+               pooled.iterationUs, res.steps, o.suspect.k, o.suspect.gap * 100,
+               RingBounds::kLastShareEach * 100, RingBounds::kLastShareBoth * 50,
+               RingBounds::kLateStepsEach, RingBounds::kLastShareOneWay * 100,
+               RingBounds::kLateStepsOneWay);
     for (const InjectSpec& spec : specs) {
       fmt::print(out, "# injected: {}\n", describeInject(spec));
     }

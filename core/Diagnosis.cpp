@@ -396,9 +396,7 @@ std::string StraggleSuspect::what() const {
 // look like a link: last in up to 90% and 82% of the calls (1.72), 0.43 steps late together.
 // Per direction: 0.41-1.13 steps late throttled, at most 0.28 healthy. So the calls must agree
 // and each direction's lateness must be past the healthy one; one direction alone (a hop slow one
-// way) must be clearer still.
-constexpr double kLastShareEach = 0.5, kLastShareBoth = 1.5, kLastShareOneWay = 0.9;
-constexpr double kLateStepsEach = 0.3, kLateStepsOneWay = 0.6;
+// way) must be clearer still. (The values: RingBounds in Diagnosis.h.)
 
 RingStraggleVerdict judgeRingStragglers(const std::vector<std::vector<double>>& forwardArrive,
                                         const std::vector<std::vector<double>>& forwardFinish,
@@ -466,17 +464,19 @@ RingStraggleVerdict judgeRingStragglers(const std::vector<std::vector<double>>& 
     }
   }
   std::vector<StraggleSuspect> found;
-  if (best && share(v.forward, best->f) >= kLastShareEach &&
-      share(v.backward, best->b) >= kLastShareEach && bestCalls >= kLastShareBoth &&
-      lateSteps(v.forward, best->f) >= kLateStepsEach &&
-      lateSteps(v.backward, best->b) >= kLateStepsEach) {
+  if (best && share(v.forward, best->f) >= RingBounds::kLastShareEach &&
+      share(v.backward, best->b) >= RingBounds::kLastShareEach &&
+      bestCalls >= RingBounds::kLastShareBoth &&
+      lateSteps(v.forward, best->f) >= RingBounds::kLateStepsEach &&
+      lateSteps(v.backward, best->b) >= RingBounds::kLateStepsEach) {
     found.push_back(best->suspect);
   } else {
     // One direction only: a hop slow one way (x - 1 -> x forward, y + 1 -> y backward).
     for (int dir = 0; dir < 2; ++dir) {
       const StraggleVerdict& d = dir == 0 ? v.forward : v.backward;
       for (int x = 0; x < n; ++x) {
-        if (share(d, x) >= kLastShareOneWay && lateSteps(d, x) >= kLateStepsOneWay) {
+        if (share(d, x) >= RingBounds::kLastShareOneWay &&
+            lateSteps(d, x) >= RingBounds::kLateStepsOneWay) {
           found.push_back({Kind::kLink, -1, dir == 0 ? mod(x - 1) : mod(x + 1), x, false});
         }
       }

@@ -171,6 +171,14 @@ struct StraggleSuspect {
   std::string name() const;  // "rank 3" or "link 1-2"
   std::string what() const;  // "arrives late", "sends slowly", "slow both ways", "slow 1 -> 2"
 };
+// The bounds above (where they come from: Diagnosis.cpp).
+struct RingBounds {
+  static constexpr double kLastShareEach = 0.5;    // of a direction's calls, each direction
+  static constexpr double kLastShareBoth = 1.5;    // both directions' shares together
+  static constexpr double kLateStepsEach = 0.3;    // median lateness, in steps, each direction
+  static constexpr double kLastShareOneWay = 0.9;  // one direction alone
+  static constexpr double kLateStepsOneWay = 0.6;
+};
 struct RingStraggleVerdict {
   StraggleVerdict arrival;            // both directions' calls: arrivals judged here
   StraggleVerdict forward, backward;  // each direction's calls: late finishers judged here
