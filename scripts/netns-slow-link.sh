@@ -4,11 +4,13 @@
 # every byte crosses the veths; one link (both directions) or one rank's whole interface
 # throttled with tc (htb; a u32 filter on the peer's address for a link; --slow-rank shapes what
 # the rank sends, --slow-rank-in what it receives, on the bridge's end of its veth). Runs
-# `collbench diag` over it and tears everything down on exit.
+# `collbench diag` over it and tears everything down on exit. --all-rate RATE shapes every rank's
+# outgoing traffic alike instead (a network of equal links, none slow: where the links and not
+# the cores bound a measurement, which is where measuring disjoint pairs at once pays).
 #
 #   scripts/netns-slow-link.sh COLLBENCH [--ranks N] [--slow-link A-B | --slow-rank R |
-#                              --slow-rank-in R] [--rate RATE] [--expect] [--opt-in]
-#                              [-- DIAG ARGS...]
+#                              --slow-rank-in R | --all-rate RATE] [--rate RATE] [--expect]
+#                              [--opt-in] [-- DIAG ARGS...]
 #
 # DIAG ARGS default to `links --transport mpi --no-db`. With --expect the script checks the
 # verdict names exactly the throttled link (or rank) and nothing else (exit 0 yes, 1 no);
@@ -25,11 +27,11 @@ set -uo pipefail
 skip() { echo "SKIP: $*"; exit 77; }
 die() { echo "netns-slow-link: $*" >&2; exit 2; }
 
-[[ $# -ge 1 ]] || die "usage: $0 COLLBENCH [--ranks N] [--slow-link A-B | --slow-rank R | --slow-rank-in R] [--rate RATE] [--expect] [-- DIAG ARGS]"
+[[ $# -ge 1 ]] || die "usage: $0 COLLBENCH [--ranks N] [--slow-link A-B | --slow-rank R | --slow-rank-in R | --all-rate RATE] [--rate RATE] [--expect] [-- DIAG ARGS]"
 bin=$(readlink -f "$1") || die "no collbench binary '$1'"
 shift
 [[ -x $bin ]] || die "'$bin' is not executable"
-ranks=4 link="" rank="" inward=0 rate=200mbit expect=0 optin=0
+ranks=4 link="" rank="" inward=0 rate=200mbit allrate="" expect=0 optin=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
@@ -37,6 +39,7 @@ while [[ $# -gt 0 ]]; do
     --slow-rank) rank=$2; shift 2 ;;
     --slow-rank-in) rank=$2 inward=1; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
+    --all-rate) allrate=$2; shift 2 ;;
     --expect) expect=1; shift ;;
     --opt-in) optin=1; shift ;;
     --) shift; break ;;
@@ -56,6 +59,7 @@ if [[ -n $rank ]]; then
   [[ $rank =~ ^[0-9]+$ && $rank -lt $ranks ]] || die "--slow-rank(-in) must be 0..$((ranks - 1))"
 fi
 [[ -n $link && -n $rank ]] && die "--slow-link and --slow-rank(-in) exclude each other"
+[[ -n $allrate && ( -n $link || -n $rank ) ]] && die "--all-rate excludes --slow-link and --slow-rank(-in)"
 
 [[ $optin -eq 0 || ${COLLBENCH_NETNS_TESTS:-0} == 1 ]] ||
   skip "real-network tests are opt-in: COLLBENCH_NETNS_TESTS=1 ctest -L netns (root, netns, tc)"
@@ -120,6 +124,10 @@ elif [[ -n $rank && $inward -eq 1 ]]; then
 elif [[ -n $rank ]]; then
   shape_rank "$rank"
   what="rank $rank's interface throttled to $rate"
+elif [[ -n $allrate ]]; then
+  rate=$allrate
+  for ((i = 0; i < ranks; i++)); do shape_rank "$i"; done
+  what="every rank's interface at $allrate"
 fi
 echo "# netns: $ranks ranks in namespaces $(ns 0)..$(ns $((ranks - 1))), bridge $bridge; $what"
 
