@@ -216,6 +216,19 @@ void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const Re
         post = *it;
         mine.inbox.erase(it);
       }
+      // A post taken out of the inbox is marked done on every way out, a throw included: its
+      // sender waits for that (withdrawPosts cannot take back what is no longer in the inbox),
+      // and a sender never released waited forever after a size mismatch.
+      struct Release {
+        LocalShared& s;
+        Post* post;
+        ~Release() {
+          auto& senderBox = s.boxes[post->src];
+          std::lock_guard lk(senderBox.m);
+          post->done = true;
+          senderBox.cv.notify_all();
+        }
+      } release{s, post};
       if (post->bytes != r.bytes) {
         s.abortAll();
         throw InternalError(fmt::format("rank {} expected {} bytes from rank {}, got {}", rank_,
@@ -225,12 +238,6 @@ void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const Re
         reduce(r.dtype, r.op, r.dst, r.local, post->data, r.bytes / dataTypeSize(r.dtype));
       } else if (r.bytes) {
         copyPiece(r.dst, post->data, r.bytes, r.bytes);
-      }
-      {
-        auto& senderBox = s.boxes[post->src];
-        std::lock_guard lk(senderBox.m);
-        post->done = true;
-        senderBox.cv.notify_all();
       }
       received[i] = 1;
       --pendingRecvs;

@@ -4,7 +4,13 @@
 
 #include <fmt/format.h>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <future>
+#include <memory>
+#include <thread>
 
 #include "bench/Verify.h"
 #include "collectives/algorithms/Algorithms.h"
@@ -87,6 +93,31 @@ TEST(LocalWorld, FailureOnOneRankReachesTheCallerWithoutHanging) {
                                  c.recv(2, &x, sizeof x, 0, Deadline::after(60));
                                }),
                UsageError);
+}
+
+TEST(LocalWorld, SizeMismatchFailsWithoutHanging) {
+  // Rank 1 expects more bytes than rank 0 sends. The receiver throws; the sender, waiting for its
+  // post, must be released (it waited forever once). A watchdog ends a hung test with a line.
+  // The promise is shared: a detached thread must not outlive what it writes to.
+  auto outcome = std::make_shared<std::promise<std::string>>();
+  auto done = outcome->get_future();
+  std::thread([outcome] {
+    try {
+      LocalWorld::run(2, [](Communicator& c) {
+        uint64_t buf[2] = {1, 2};
+        if (c.rank() == 0) c.send(1, buf, 8, 0, Deadline::after(60));
+        if (c.rank() == 1) c.recv(0, buf, 16, 0, Deadline::after(60));
+      });
+      outcome->set_value("no error");
+    } catch (const std::exception& e) {
+      outcome->set_value(e.what());
+    }
+  }).detach();
+  if (done.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    std::fprintf(stderr, "LocalWorld.SizeMismatchFailsWithoutHanging: hung for 30 s\n");
+    std::_Exit(1);
+  }
+  EXPECT_EQ(done.get(), "rank 1 expected 16 bytes from rank 0, got 8");
 }
 
 TEST(LocalWorld, RingAlgorithmsThroughHostExecutor) {
