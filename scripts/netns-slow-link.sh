@@ -8,9 +8,12 @@
 # outgoing traffic alike instead (a network of equal links, none slow: where the links and not
 # the cores bound a measurement, which is where measuring disjoint pairs at once pays).
 #
-#   scripts/netns-slow-link.sh COLLBENCH [--ranks N] [--slow-link A-B | --slow-rank R |
-#                              --slow-rank-in R | --all-rate RATE] [--rate RATE] [--expect]
-#                              [--opt-in] [-- DIAG ARGS...]
+#   scripts/netns-slow-link.sh COLLBENCH [--ranks N] [--slow-link A-B | --slow-hop A-B |
+#                              --slow-rank R | --slow-rank-in R | --all-rate RATE] [--rate RATE]
+#                              [--expect | --expect-text TEXT] [--opt-in] [-- DIAG ARGS...]
+#
+# --slow-hop A-B throttles A's traffic to B only (the link one way). --expect-text TEXT is
+# --expect, and a SUSPECT line must also hold TEXT (e.g. the direction `diag ranks` names).
 #
 # DIAG ARGS default to `links --transport mpi --no-db`. With --expect the script checks the
 # verdict names exactly the throttled link (or rank) and nothing else (exit 0 yes, 1 no);
@@ -27,20 +30,22 @@ set -uo pipefail
 skip() { echo "SKIP: $*"; exit 77; }
 die() { echo "netns-slow-link: $*" >&2; exit 2; }
 
-[[ $# -ge 1 ]] || die "usage: $0 COLLBENCH [--ranks N] [--slow-link A-B | --slow-rank R | --slow-rank-in R | --all-rate RATE] [--rate RATE] [--expect] [-- DIAG ARGS]"
+[[ $# -ge 1 ]] || die "usage: $0 COLLBENCH [--ranks N] [--slow-link A-B | --slow-hop A-B | --slow-rank R | --slow-rank-in R | --all-rate RATE] [--rate RATE] [--expect | --expect-text TEXT] [-- DIAG ARGS]"
 bin=$(readlink -f "$1") || die "no collbench binary '$1'"
 shift
 [[ -x $bin ]] || die "'$bin' is not executable"
-ranks=4 link="" rank="" inward=0 rate=200mbit allrate="" expect=0 optin=0
+ranks=4 text="" link="" oneway=0 rank="" inward=0 rate=200mbit allrate="" expect=0 optin=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
     --slow-link) link=$2; shift 2 ;;
+    --slow-hop) link=$2 oneway=1; shift 2 ;;
     --slow-rank) rank=$2; shift 2 ;;
     --slow-rank-in) rank=$2 inward=1; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --all-rate) allrate=$2; shift 2 ;;
     --expect) expect=1; shift ;;
+    --expect-text) expect=1 text=$2; shift 2 ;;
     --opt-in) optin=1; shift ;;
     --) shift; break ;;
     *) die "unknown option '$1'" ;;
@@ -53,6 +58,7 @@ if [[ -n $link ]]; then
   [[ $link =~ ^([0-9]+)-([0-9]+)$ ]] || die "--slow-link must be A-B"
   la=${BASH_REMATCH[1]} lb=${BASH_REMATCH[2]}
   [[ $la -ne $lb && $la -lt $ranks && $lb -lt $ranks ]] || die "--slow-link $link: ranks 0..$((ranks - 1)), two of them"
+  from=$la to=$lb
   [[ $la -lt $lb ]] || { t=$la; la=$lb; lb=$t; }
 fi
 if [[ -n $rank ]]; then
@@ -115,7 +121,10 @@ shape_rank_in() {  # shape_rank_in RANK: all traffic to RANK, on the bridge's en
     skip "tc tbf is not available in this kernel"
 }
 what="no throttle"
-if [[ -n $link ]]; then
+if [[ -n $link && $oneway -eq 1 ]]; then
+  shape_link "$from" "$to"
+  what="link $la-$lb throttled to $rate from $from to $to only"
+elif [[ -n $link ]]; then
   shape_link "$la" "$lb" && shape_link "$lb" "$la"
   what="link $la-$lb throttled to $rate both ways"
 elif [[ -n $rank && $inward -eq 1 ]]; then
@@ -158,6 +167,11 @@ if [[ -z $want ]]; then
   echo "FAIL: suspects on a healthy mesh (exit $status)"; exit 1
 fi
 others=$(grep -v -E "^SUSPECT $want " <<<"$suspects" || true)
+if [[ -n $text ]] && ! grep -qF -- "$text" <<<"$suspects"; then
+  echo "FAIL: no SUSPECT line holds '$text':"
+  echo "${suspects:-  (no suspect)}"
+  exit 1
+fi
 if [[ -n $suspects && -z $others && $status -eq 1 ]]; then
   echo "PASS: the verdict names $want and nothing else"
   exit 0
