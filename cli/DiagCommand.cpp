@@ -517,12 +517,11 @@ int doRanks(const RanksCli& c) {
     fmt::print(out,
                "# median call {:.1f} us in {} steps; arriving late: beyond {:g} MAD of the ranks' "
                "and {:g}% of a step; finishing late: the last in {:g}% of each direction's calls "
-               "({:g}% together) and {:g} of a step late in each, where the two directions' "
-               "pattern puts them; in one direction alone: {:g}% and {:g} of a step\n",
+               "and {:g} of a step late in each, where the two directions' pattern puts them; in "
+               "one direction alone: {:g}% and {:g} of a step\n",
                pooled.iterationUs, res.steps, o.suspect.k, o.suspect.gap * 100,
-               RingBounds::kLastShareEach * 100, RingBounds::kLastShareBoth * 50,
-               RingBounds::kLateStepsEach, RingBounds::kLastShareOneWay * 100,
-               RingBounds::kLateStepsOneWay);
+               RingBounds::kLastShareEach * 100, RingBounds::kLateStepsEach,
+               RingBounds::kLastShareOneWay * 100, RingBounds::kLateStepsOneWay);
     for (const InjectSpec& spec : specs) {
       fmt::print(out, "# injected: {}\n", describeInject(spec));
     }

@@ -158,10 +158,10 @@ StraggleVerdict judgeStragglers(const std::vector<std::vector<double>>& arrive,
 //                                             hops, to x forward and to x - 2 backward, are slow);
 //   x forward, x - 1 backward:                the link between x - 1 and x, both ways;
 // the hypothesis whose two ranks were last in the most calls is named when each was last in half
-// of its direction's calls, both together in 3 of 4, and each was more than 0.3 of a step (the
-// median call over its steps) late. Otherwise a rank last in 9 of 10 calls of one direction,
-// 0.6 of a step late, names the hop into it, one way. Late arrivers (slow before they
-// communicate) are judged over both directions' calls together; a hop they send on is theirs.
+// of its direction's calls and more than 0.3 of a step (the median call over its steps) late.
+// Otherwise a rank last in 9 of 10 calls of one direction, 0.6 of a step late, names the hop into
+// it, one way. Late arrivers (slow before they communicate) are judged over both directions' calls
+// together; a hop they send on is theirs.
 struct StraggleSuspect {
   enum class Kind : uint8_t { kArrivesLate, kSendsSlowly, kReceivesSlowly, kLink };
   Kind kind = Kind::kArrivesLate;
@@ -174,7 +174,6 @@ struct StraggleSuspect {
 // The bounds above (where they come from: Diagnosis.cpp).
 struct RingBounds {
   static constexpr double kLastShareEach = 0.5;    // of a direction's calls, each direction
-  static constexpr double kLastShareBoth = 1.5;    // both directions' shares together
   static constexpr double kLateStepsEach = 0.3;    // median lateness, in steps, each direction
   static constexpr double kLastShareOneWay = 0.9;  // one direction alone
   static constexpr double kLateStepsOneWay = 0.6;

@@ -355,7 +355,7 @@ TEST(JudgeStragglers, LateArriverNamedLateFinisherMeasured) {
 // after the others (a tc-throttled mesh: about a step); a late arriver posts 1 ms late and every
 // rank waits for it.
 RingStraggleVerdict ringVerdict(int n, const std::function<bool(int, int)>& slowHop,
-                                int lateRank = -1, double behind = 2e-3) {
+                                int lateRank = -1, double behind = 2e-3, int lateInTen = 10) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> jitter(-20e-6, 20e-6);
   const int iters = 30;
@@ -368,7 +368,8 @@ RingStraggleVerdict ringVerdict(int n, const std::function<bool(int, int)>& slow
       for (int i = 0; i < iters; ++i) {
         arrive[dir][r].push_back((r == lateRank ? 1e-3 : 1e-6) + jitter(rng));
         finish[dir][r].push_back(2e-3 + (lateRank >= 0 ? 1e-3 : 0) +
-                                 (slowHop(from, r) ? behind : 0) + jitter(rng));
+                                 (slowHop(from, r) && i % 10 < lateInTen ? behind : 0) +
+                                 jitter(rng));
       }
     }
   }
@@ -416,6 +417,15 @@ TEST(JudgeRingStragglers, AlwaysLastButOnlyALittleLateIsHealthy) {
   EXPECT_TRUE(ringVerdict(4, link01, -1, 0.25 * 2e-3 / 6).healthy());
   EXPECT_EQ(named(ringVerdict(4, link01, -1, 0.35 * 2e-3 / 6)),
             std::vector<std::string>{"link 0-1 slow both ways"});
+}
+
+TEST(JudgeRingStragglers, ALateReceiverNeedNotBeLastInEveryCall) {
+  // Under a parallel build a throttled receiver was last in 72% and 56% of the calls, well over a
+  // step late: named. Last in under half of them: not.
+  auto into1 = [](int, int to) { return to == 1; };
+  EXPECT_EQ(named(ringVerdict(4, into1, -1, 2e-3, 6)),
+            std::vector<std::string>{"rank 1 receives slowly"});
+  EXPECT_TRUE(ringVerdict(4, into1, -1, 2e-3, 4).healthy());
 }
 
 TEST(PairwiseLogs, RealClusterLogsNameTheSlowPairs) {
