@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "cli/Command.h"
+#include "cli/PlacementOptions.h"
 #include "cli/RunContext.h"
 #include "cli/Validate.h"
 #include "collectives/transport/Transports.h"
@@ -57,6 +58,7 @@ struct ProxyCliOptions {
   bool noDb = false;
   std::string label;
   WorldOptions world;
+  bool strict = false;
 };
 
 std::vector<std::string> splitComma(const std::string& s) {
@@ -222,6 +224,7 @@ int doProxy(const ProxyCliOptions& c) {
   session.dbPath = c.noDb ? "" : c.db;
   session.transports.setupSeconds = c.timeout;
   session.world = c.world;
+  session.strict = c.strict;
   return runMeasuringCommand(session, [&](RunSession& s) {
     // Checks that need the world size; every rank fails alike (rank 0 prints the one line).
     validateProxy(o, s.team().size());
@@ -330,6 +333,7 @@ void setupProxyCommand(CLI::App& app, Action& action) {
   sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
   sub->add_option("--np", o->world.np,
                   "Ranks of the local world (threads; default: cores, at least 2)");
+  addPlacementOptions(sub, o->world, o->strict);
   sub->callback([o, &action] { action = [o] { return doProxy(*o); }; });
 }
 

@@ -62,6 +62,11 @@ has "$out" "exposed"
 expect 0 "$cb" "${dp[@]}" --label dp
 expect 0 "$cb" "${dp[@]}" --no-overlap --label dp-nooverlap
 has "$out" "after the whole backward (--no-overlap)"
+# The placement flags of run and p2p: bound rank threads, and the preflight as a stop.
+expect 0 "$cb" proxy dp --np 2 --model bert-large --layers 1 --seq 64 --steps 2 -w 1 --bind auto \
+  --strict --no-db
+has "$out" "# verification: 0 wrong element(s)"
+expect 2 "$cb" proxy dp --np 2 --layers 1 --bind socket --db "$bad"
 expect 0 "$cb" proxy dp --np 3 --model resnet50 --dp-kind ps --tflops 50 --steps 3 -w 1 --db "$db"
 has "$out" "parameter server, 1 server rank(s) and 2 workers"
 has "$out" "ps            push"
