@@ -1,4 +1,5 @@
-// A fresh directory under /tmp for one test, removed with everything in it at scope exit.
+// A fresh directory under the temporary directory ($TMPDIR, else /tmp) for one test, removed with
+// everything in it at scope exit (an assertion that ends the test early included).
 #pragma once
 
 #include <stdlib.h>
@@ -12,14 +13,15 @@ namespace cb {
 class TempDir {
  public:
   TempDir() {
-    char pattern[] = "/tmp/cb_test_XXXXXX";
-    if (!::mkdtemp(pattern)) throw std::runtime_error("mkdtemp failed");
+    std::string pattern = (std::filesystem::temp_directory_path() / "cb_test_XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed in " + pattern);
     path_ = pattern;
   }
   ~TempDir() { std::filesystem::remove_all(path_); }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   std::string file(const std::string& name) const { return path_ + "/" + name; }
+  const std::string& path() const { return path_; }
 
  private:
   std::string path_;

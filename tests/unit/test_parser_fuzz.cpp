@@ -5,14 +5,13 @@
 // scripts/sanitize.sh also no undefined behaviour).
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "../common/TempDir.h"
 #include "bench/P2p.h"
 #include "bench/Report.h"
 #include "core/Collective.h"
@@ -98,10 +97,8 @@ TEST(ParserFuzz, NamesAndLists) {
 }
 
 TEST(ParserFuzz, DateBounds) {
-  char pattern[] = "/tmp/cb_fuzz_XXXXXX";
-  ASSERT_NE(::mkdtemp(pattern), nullptr);
-  const std::string dir = pattern;
-  cb::Store store = cb::Store::open(dir + "/f.db");
+  cb::TempDir dir;
+  cb::Store store = cb::Store::open(dir.file("f.db"));
   fuzz(
       "RunFilter.since",
       {"2025-03-01", "2025-03-01T12:00", "2024-02-29T23:59:60Z", "2025-03-01 09:00:00.5"},
@@ -111,7 +108,6 @@ TEST(ParserFuzz, DateBounds) {
         store.listRuns(f);
       },
       1500);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

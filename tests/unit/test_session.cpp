@@ -1,12 +1,12 @@
 // The run lifecycle every measuring command shares (session/RunSession.h): how the body's outcome
 // or error becomes the run's status in the store and the exit code, on a local world of 2 ranks.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <csignal>
 #include <filesystem>
 #include <string>
 
+#include "../common/TempDir.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "results/Store.h"
@@ -18,14 +18,10 @@ namespace {
 class Lifecycle : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/cb_session_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    o_.dbPath = dir_ + "/cb.db";
+    o_.dbPath = dir_.file("cb.db");
     o_.label = "lifecycle";
     o_.world.np = 2;
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   // The statuses of the runs stored, newest first.
   std::vector<std::string> statuses() {
     std::vector<std::string> out;
@@ -35,7 +31,7 @@ class Lifecycle : public ::testing::Test {
     }
     return out;
   }
-  std::string dir_;
+  TempDir dir_;
   SessionOptions o_;
 };
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/TempDir.h"
 #include "core/HostMap.h"
 #include "core/LinkClass.h"
 #include "results/Store.h"
@@ -45,11 +46,9 @@ TEST(HostMapLinks, SubsetKeepsThePairsOfItsRanks) {
 }
 
 TEST(SessionTopology, GatheredOnceAndReachableFromTheTeam) {
-  char pattern[] = "/tmp/cb_session_topo_XXXXXX";
-  ASSERT_NE(::mkdtemp(pattern), nullptr);
-  const std::string dir = pattern;
+  TempDir dir;
   SessionOptions o;
-  o.dbPath = dir + "/cb.db";
+  o.dbPath = dir.file("cb.db");
   o.world.np = 3;
   std::mutex m;
   std::string environment, topology;
@@ -93,7 +92,6 @@ TEST(SessionTopology, GatheredOnceAndReachableFromTheTeam) {
   auto stored = nlohmann::json::parse(topology);
   EXPECT_EQ(stored["placements"].size(), 3u);
   EXPECT_EQ(stored["link_classes"].size(), 3u);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(SessionTopology, BindPlacesEveryRankThreadOnItsCore) {
