@@ -596,10 +596,7 @@ int doRanks(const RanksCli& c) {
       }
       fmt::print(out, "SUSPECT {} ({}): {}\n", x.name(), x.what(), why);
     }
-    for (const StraggleVerdict* d : {&pooled, &v.forward, &v.backward}) {
-      for (const std::string& note : d->notes) fmt::print(out, "# note: {}\n", note);
-      if (!d->notes.empty()) break;
-    }
+    for (const std::string& note : pooled.notes) fmt::print(out, "# note: {}\n", note);
     if (v.healthy()) {
       fmt::print(out, "healthy: no straggler among {} ranks over {} calls in each direction\n", n,
                  v.forward.iterations);

@@ -136,12 +136,6 @@ struct StraggleVerdict {
   double iterationUs = 0;  // median over iterations of the median rank's finish
   std::vector<RankStraggle> ranks;
   std::vector<std::string> notes;
-  bool healthy() const {  // no late arriver
-    for (const RankStraggle& r : ranks) {
-      if (r.lateArriver) return false;
-    }
-    return true;
-  }
 };
 // arrive[r][i], finish[r][i] in seconds; `steps`: communication steps of one call.
 StraggleVerdict judgeStragglers(const std::vector<std::vector<double>>& arrive,
