@@ -8,6 +8,9 @@ packages=(
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
   chromium
+  # A one-node Slurm cluster for tests/slurm/slurm.sh; promtool and curl for the Prometheus
+  # export's test; jsonschema for the JSON Schema test (tests/cli/json_schemas.sh).
+  slurm-wlm munge prometheus curl python3-jsonschema
 )
 missing=()
 for p in "${packages[@]}"; do

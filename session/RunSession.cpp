@@ -57,6 +57,10 @@ RunSession::RunSession(Communicator& world, const SessionOptions& o)
   auto differ = checkFingerprints(team_.hosts().hostOfRank, comm().allgatherStrings(fp.hash(), d));
   topology_.findings.insert(topology_.findings.end(), differ.begin(), differ.end());
   addTopology(fp, topology_);
+  slurm_ = gatherSlurmJob(comm(), r.host, d);
+  if (slurm_) {
+    for (const auto& [k, val] : slurm_->informative()) fp.informative[k] = val;
+  }
   r.fingerprint = fp.hash();
   r.environmentJson = fp.toJson();
   r.topologyJson = topology_.toJson();
@@ -71,6 +75,7 @@ void RunSession::printHeader(std::FILE* out, const std::vector<std::string>& ext
   if (!r.cudaVersion.empty()) {
     fmt::print(out, "# cuda  : {}   nccl : {}\n", r.cudaVersion, r.ncclVersion);
   }
+  if (slurm_) fmt::print(out, "# slurm : {}\n", slurm_->summary());
   for (const auto& line : extra) fmt::print(out, "{}\n", line);
   for (const auto& t : topology_.hosts) fmt::print(out, "# topology {}: {}\n", t.host, t.summary());
   const std::string links = linkClassCounts(topology_.links);
@@ -96,6 +101,7 @@ void RunSession::beginRun() {
       store_.emplace(Store::open(o_.dbPath));
       store_->reapDeadRuns();
       runId_ = store_->beginRun(record_);
+      if (slurm_) store_->setRunDetail(runId_, "slurm", slurm_->toJson());
     } catch (const Error& e) {
       error = e.what();
       store_.reset();

@@ -17,6 +17,7 @@
 #include "collectives/Team.h"
 #include "results/Records.h"
 #include "results/Store.h"
+#include "session/Slurm.h"
 #include "session/World.h"
 
 namespace cb {
@@ -46,6 +47,9 @@ class RunSession {
   bool root() const { return team_.rank() == 0; }
   const RunRecord& record() const { return record_; }
   const RunTopology& topology() const { return topology_; }
+  // The Slurm job the run is part of (job, step, node list, every rank's task ids); nullopt
+  // outside Slurm. Stored as the run detail "slurm" and in the fingerprint's informative part.
+  const std::optional<SlurmJob>& slurm() const { return slurm_; }
   // The class of the link between ranks a and b of the world (the team's HostMap::linkClass).
   LinkClass linkClass(int a, int b) const { return hosts().linkClass(a, b); }
   const std::string& dbPath() const { return o_.dbPath; }
@@ -76,6 +80,7 @@ class RunSession {
   Team team_;
   RunRecord record_;
   RunTopology topology_;
+  std::optional<SlurmJob> slurm_;
   std::optional<Store> store_;
   int64_t runId_ = 0;
   bool begun_ = false, ended_ = false;

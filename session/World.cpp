@@ -10,6 +10,7 @@
 #include "collectives/mpi/MpiWorld.h"
 #include "collectives/transport/LocalWorld.h"
 #include "core/Error.h"
+#include "session/Slurm.h"
 #include "session/WorldFailure.h"
 
 namespace cb {
@@ -30,6 +31,7 @@ void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>&
     runMpiRank(world, fn);  // an error a peer may not share aborts the job (no MPI_Finalize)
     return;
   }
+  if (auto why = srunWithoutMpiPlugin()) throw UsageError(*why);
   int np = o.np;
   if (np == kNpNotGiven) np = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   if (np < 1 || np > kMaxLocalRanks) {
