@@ -1,19 +1,30 @@
-// `collbench export runs|results|samples`: the database as CSV or JSON for other tools
-// (spreadsheets, pandas, dashboards), all runs or one.
+// `collbench export runs|results|samples`: the database as CSV, JSON or JSON lines for other
+// tools (spreadsheets, pandas, scripts), and results in the formats of the tools clusters already
+// run: Prometheus (a textfile for node_exporter, or one scrape with --listen), NCCL's example
+// tuner plugin, ASTRA-sim and SimAI networks fitted from the measurements (results/export/).
 #include <fmt/format.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/Command.h"
 #include "core/Error.h"
 #include "results/Store.h"
+#include "results/export/Export.h"
 
 namespace cb::cli {
 namespace {
@@ -25,7 +36,16 @@ struct ExportArgs {
   std::string format = "csv";
   std::string output;
   bool perRank = false;
+  std::optional<std::string> label, since, until, fingerprint;
+  int limit = 0;
+  int listenPort = -1;  // --listen: serve /metrics once on 127.0.0.1
+  double listenTimeout = 60;
 };
+
+// The formats of whole documents (a header, then rows) and the tool formats of results.
+bool tableFormat(const std::string& f) { return f == "csv" || f == "json" || f == "jsonl"; }
+const std::vector<std::string> kToolFormats{"prometheus", "nccl-tuner", "nccl-tuner-conf",
+                                            "sim-fit",    "astra-sim",  "simai-busbw"};
 
 // RFC 4180: fields with a comma, quote or line break are quoted, quotes doubled.
 std::string csvField(std::string_view text) {
@@ -70,9 +90,16 @@ std::optional<double> medianOf(const ResultRecord& r) {
   return r.medianKnown ? std::optional<double>(r.medianUs) : std::nullopt;
 }
 
-std::vector<RunRecord> selectRuns(const Store& store, const std::string& run) {
+std::vector<RunRecord> selectRuns(const Store& store, const ExportArgs& a) {
+  const std::string& run = a.run;
   if (run.empty()) {
-    std::vector<RunRecord> runs = store.listRuns();
+    RunFilter filter;
+    filter.label = a.label;
+    filter.since = a.since;
+    filter.until = a.until;
+    filter.fingerprint = a.fingerprint;
+    filter.limit = a.limit;
+    std::vector<RunRecord> runs = store.listRuns(filter);
     std::reverse(runs.begin(), runs.end());  // oldest first, as ids grow
     return runs;
   }
@@ -181,21 +208,31 @@ std::vector<std::string> resultTail(const ResultRecord& r) {
           text(r.cv),        text(r.algbw),  text(r.busbw),      text(r.wrong)};
 }
 
-std::string exportText(const ExportArgs& a, const Store& store) {
+// Writes the document through `sink` as it goes: CSV rows and JSON lines leave one at a time (a
+// large samples export never sits in memory whole); a JSON array is written at the end.
+void exportTable(const ExportArgs& a, const Store& store,
+                 const std::function<void(std::string_view)>& sink) {
   const bool csv = a.format == "csv";
-  std::vector<RunRecord> runs = selectRuns(store, a.run);
-  std::string out;
+  const bool lines = a.format == "jsonl";
+  std::vector<RunRecord> runs = selectRuns(store, a);
   nlohmann::json rows = nlohmann::json::array();
   auto header = [&](std::vector<std::string> columns) {
-    if (csv) out += csvLine(columns);
+    if (csv) sink(csvLine(columns));
+  };
+  auto addRow = [&](nlohmann::json j) {
+    if (lines) {
+      sink(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    } else {
+      rows.push_back(std::move(j));
+    }
   };
   if (a.what == "runs") {
     header(kRunHeader);
     for (const RunRecord& r : runs) {
       if (csv) {
-        out += csvLine(runFields(r));
+        sink(csvLine(runFields(r)));
       } else {
-        rows.push_back(runJson(r));
+        addRow(runJson(r));
       }
     }
   } else if (a.what == "results") {
@@ -208,7 +245,7 @@ std::string exportText(const ExportArgs& a, const Store& store) {
           std::vector<std::string> fields = caseFields(r);
           std::vector<std::string> tail = resultTail(r);
           fields.insert(fields.end(), tail.begin(), tail.end());
-          out += csvLine(fields);
+          sink(csvLine(fields));
         } else {
           nlohmann::json j = caseJson(r);
           for (size_t i = 0; i < kResultTail.size(); ++i) j[kResultTail[i]] = resultTail(r)[i];
@@ -226,7 +263,7 @@ std::string exportText(const ExportArgs& a, const Store& store) {
             j[name] = value(v);
           }
           j["wrong"] = value(r.wrong);
-          rows.push_back(std::move(j));
+          addRow(std::move(j));
         }
       }
     }
@@ -247,7 +284,7 @@ std::string exportText(const ExportArgs& a, const Store& store) {
           auto row = [&](const std::string& rank, size_t i, double t) {
             std::vector<std::string> f = fields;
             f.insert(f.end(), {rank, std::to_string(i), num(t)});
-            out += csvLine(f);
+            sink(csvLine(f));
           };
           for (size_t i = 0; i < r.samplesUs.size(); ++i) row("", i, r.samplesUs[i]);
           for (size_t k = 0; a.perRank && k < r.rankSamplesUs.size(); ++k) {
@@ -265,38 +302,225 @@ std::string exportText(const ExportArgs& a, const Store& store) {
             }
             j["rank_samples_us"] = ranks;
           }
-          rows.push_back(std::move(j));
+          addRow(std::move(j));
         }
       }
     }
   }
-  if (!csv) out = rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  return out;
+  if (a.format == "json") {
+    sink(rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  }
+}
+
+std::vector<ExportRun> loadRuns(const ExportArgs& a, const Store& store) {
+  std::vector<ExportRun> runs;
+  for (const RunRecord& r : selectRuns(store, a)) runs.push_back(loadExportRun(store, r));
+  return runs;
+}
+
+std::string toolText(const ExportArgs& a, const Store& store) {
+  std::vector<ExportRun> runs = loadRuns(a, store);
+  if (a.format == "prometheus") return prometheusText(runs);
+  if (a.format == "nccl-tuner") return ncclTunerData(runs);
+  if (a.format == "nccl-tuner-conf") return ncclTunerConf(runs);
+  std::vector<AlphaBetaFit> fits = fitAlphaBeta(runs);
+  if (a.format == "sim-fit") return fitsCsv(fits);
+  if (a.format == "astra-sim") return astraSimNetworkYaml(fits);
+  return simaiBusbwYaml(fits);
+}
+
+// -o FILE is written beside it and renamed into place, so a reader (node_exporter's textfile
+// collector, a script polling the file) never sees half a file, and a failed export leaves the
+// previous file as it was.
+class OutputFile {
+ public:
+  explicit OutputFile(std::string path)
+      : path_(std::move(path)), tmp_(fmt::format("{}.tmp.{}", path_, ::getpid())) {
+    out_.open(tmp_, std::ios::binary | std::ios::trunc);
+    if (!out_) {
+      throw EnvironmentError(
+          fmt::format("-o '{}': cannot write ({})", path_, std::strerror(errno)));
+    }
+  }
+  ~OutputFile() {
+    if (!done_) std::remove(tmp_.c_str());
+  }
+  void write(std::string_view text) {
+    out_.write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+  void commit() {
+    out_.close();
+    if (!out_ || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+      throw EnvironmentError(
+          fmt::format("-o '{}': write failed ({})", path_, std::strerror(errno)));
+    }
+    done_ = true;
+  }
+
+ private:
+  std::string path_, tmp_;
+  std::ofstream out_;
+  bool done_ = false;
+};
+
+// --listen: one HTTP/1.x exchange per connection on 127.0.0.1 until GET /metrics has been
+// answered (other paths get 404 and the wait goes on), or the deadline passes (TimeoutError).
+class Socket {
+ public:
+  explicit Socket(int fd) : fd_(fd) {}
+  ~Socket() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+using SteadyClock = std::chrono::steady_clock;
+
+int msLeft(SteadyClock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+  return static_cast<int>(std::max<int64_t>(0, left.count()));
+}
+
+bool waitReadable(int fd, SteadyClock::time_point deadline) {
+  pollfd p{fd, POLLIN, 0};
+  while (true) {
+    int rc = ::poll(&p, 1, msLeft(deadline));
+    if (rc > 0) return true;
+    if (rc == 0) return false;
+    if (errno != EINTR)
+      throw EnvironmentError(fmt::format("--listen: poll: {}", std::strerror(errno)));
+  }
+}
+
+void sendAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the client went away: nothing more to tell it
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+// The request line of one request ("GET /metrics HTTP/1.1"), "" if the client sent none in time.
+std::string readRequestLine(int fd, SteadyClock::time_point deadline) {
+  std::string request;
+  char buf[1024];
+  while (request.find("\r\n\r\n") == std::string::npos && request.size() < 16384) {
+    if (!waitReadable(fd, deadline)) break;
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    request.append(buf, static_cast<size_t>(n));
+  }
+  return request.substr(0, request.find("\r\n"));
+}
+
+int serveMetricsOnce(const std::string& body, int port, double timeoutS) {
+  Socket listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (listener.fd() < 0)
+    throw EnvironmentError(fmt::format("--listen: socket: {}", std::strerror(errno)));
+  int one = 1;
+  ::setsockopt(listener.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::bind(listener.fd(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listener.fd(), 8) != 0) {
+    throw EnvironmentError(fmt::format("--listen {}: cannot listen on 127.0.0.1:{} ({})", port,
+                                       port, std::strerror(errno)));
+  }
+  socklen_t len = sizeof addr;
+  ::getsockname(listener.fd(), reinterpret_cast<sockaddr*>(&addr), &len);
+  fmt::print(stderr, "collbench: serving http://127.0.0.1:{}/metrics for one scrape ({} s)\n",
+             ntohs(addr.sin_port), timeoutS);
+  std::fflush(stderr);
+  const auto deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                                 std::chrono::duration<double>(timeoutS));
+  while (waitReadable(listener.fd(), deadline)) {
+    Socket client(::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (client.fd() < 0) continue;
+    // A client that connects and says nothing gets 5 s, not the whole deadline.
+    const auto requestDeadline = std::min(deadline, SteadyClock::now() + std::chrono::seconds(5));
+    const std::string line = readRequestLine(client.fd(), requestDeadline);
+    const bool get = line.rfind("GET ", 0) == 0;
+    const bool head = line.rfind("HEAD ", 0) == 0;
+    const size_t pathStart = line.find(' ') + 1;
+    const std::string path =
+        line.substr(pathStart, line.find_first_of(" ?", pathStart) - pathStart);
+    if ((get || head) && path == "/metrics") {
+      sendAll(client.fd(),
+              fmt::format("HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; "
+                          "charset=utf-8\r\nContent-Length: {}\r\nConnection: "
+                          "close\r\n\r\n",
+                          body.size()));
+      if (get) sendAll(client.fd(), body);
+      return 0;
+    }
+    const std::string_view notFound = "not found: collbench serves /metrics\n";
+    sendAll(client.fd(), fmt::format("HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n"
+                                     "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+                                     notFound.size(), notFound));
+  }
+  throw TimeoutError(fmt::format("--listen: no scrape of /metrics within {} s", timeoutS));
 }
 
 int doExport(const ExportArgs& a) {
   if (a.what != "runs" && a.what != "results" && a.what != "samples") {
     throw UsageError(fmt::format("export '{}': expected runs, results or samples", a.what));
   }
-  if (a.format != "csv" && a.format != "json") {
-    throw UsageError(fmt::format("--format '{}' is not one of csv, json", a.format));
+  const bool tool =
+      std::find(kToolFormats.begin(), kToolFormats.end(), a.format) != kToolFormats.end();
+  if (!tableFormat(a.format) && !tool) {
+    throw UsageError(fmt::format(
+        "--format '{}' is not one of csv, json, jsonl, prometheus, nccl-tuner, nccl-tuner-conf, "
+        "sim-fit, astra-sim, simai-busbw",
+        a.format));
+  }
+  if (tool && a.what != "results") {
+    throw UsageError(fmt::format(
+        "--format {} exports results: collbench export results --format {}", a.format, a.format));
   }
   if (a.perRank && a.what != "samples") throw UsageError("--per-rank applies to samples only");
+  if (a.listenPort >= 0 && a.format != "prometheus") {
+    throw UsageError("--listen serves the prometheus format only (--format prometheus)");
+  }
+  if (a.listenPort > 65535) throw UsageError(fmt::format("--listen {}: not a port", a.listenPort));
+  if (a.listenPort >= 0 && !a.output.empty())
+    throw UsageError("--listen and -o exclude each other");
+  if (!(a.listenTimeout > 0)) throw UsageError("--listen-timeout must be positive");
+  if (!a.run.empty() && (a.label || a.since || a.until || a.fingerprint || a.limit > 0)) {
+    throw UsageError(
+        "--run names one run; --label, --since, --until, --fingerprint and --limit "
+        "select among all of them");
+  }
+  if (a.limit < 0) throw UsageError(fmt::format("--limit {}: must be positive", a.limit));
   Store store = Store::open(a.db, false);
   store.reapDeadRuns();
-  std::string text = exportText(a, store);
-  if (a.output.empty() || a.output == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+  if (tool) {
+    const std::string text = toolText(a, store);
+    if (a.listenPort >= 0) return serveMetricsOnce(text, a.listenPort, a.listenTimeout);
+    if (a.output.empty() || a.output == "-") {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return 0;
+    }
+    OutputFile out(a.output);
+    out.write(text);
+    out.commit();
     return 0;
   }
-  std::ofstream out(a.output, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw EnvironmentError(
-        fmt::format("-o '{}': cannot write ({})", a.output, std::strerror(errno)));
+  if (a.output.empty() || a.output == "-") {
+    exportTable(a, store, [](std::string_view t) { std::fwrite(t.data(), 1, t.size(), stdout); });
+    return 0;
   }
-  out << text;
-  out.close();
-  if (!out) throw EnvironmentError(fmt::format("-o '{}': write failed", a.output));
+  OutputFile out(a.output);
+  exportTable(a, store, [&](std::string_view t) { out.write(t); });
+  out.commit();
   return 0;
 }
 
@@ -304,13 +528,30 @@ int doExport(const ExportArgs& a) {
 
 void setupExportCommand(CLI::App& app, Action& action) {
   auto a = std::make_shared<ExportArgs>();
-  auto* sub = app.add_subcommand("export", "Write runs, results or raw samples as CSV or JSON");
+  auto* sub = app.add_subcommand(
+      "export",
+      "Write runs, results or raw samples as CSV, JSON or JSON lines, or results for Prometheus, "
+      "NCCL's tuner plugin, ASTRA-sim or SimAI");
   sub->add_option("WHAT", a->what, "runs, results or samples")->required();
   sub->add_option("--db", a->db, "SQLite database")->capture_default_str();
   sub->add_option("--run", a->run, "Only this run (id or last); default: every run");
-  sub->add_option("--format", a->format, "csv or json")->capture_default_str();
+  sub->add_option("--label", a->label, "Only runs with this label");
+  sub->add_option("--since", a->since, "Only runs started at or after this UTC date[Ttime]");
+  sub->add_option("--until", a->until, "Only runs started up to this UTC date[Ttime]");
+  sub->add_option("--fingerprint", a->fingerprint, "Only runs with this environment fingerprint");
+  sub->add_option("--limit", a->limit, "Only the newest N runs of the selection");
+  sub->add_option("--format", a->format,
+                  "csv, json, jsonl (one object per line), or for results: prometheus, "
+                  "nccl-tuner, nccl-tuner-conf, sim-fit, astra-sim, simai-busbw")
+      ->capture_default_str();
   sub->add_option("-o,--output", a->output, "Write to FILE (default: stdout)");
   sub->add_flag("--per-rank", a->perRank, "samples: also every rank's own times");
+  sub->add_option("--listen", a->listenPort,
+                  "prometheus: serve GET /metrics once on 127.0.0.1:PORT (0: any free port, "
+                  "printed on stderr), then exit");
+  sub->add_option("--listen-timeout", a->listenTimeout,
+                  "--listen: seconds to wait for the scrape (exit 2 past it)")
+      ->capture_default_str();
   sub->callback([a, &action] { action = [a] { return doExport(*a); }; });
 }
 

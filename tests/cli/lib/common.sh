@@ -13,3 +13,9 @@ expect() {
   [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code; stdout: $out; stderr: $err"
 }
 has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $1"; }
+# one_line_error TEXT: stderr ($err) is one "collbench: ..." line containing TEXT.
+one_line_error() {
+  [ "$(wc -l <<<"$err")" -eq 1 ] && [[ "$err" == "collbench: "* ]] ||
+    fail "expected one 'collbench: ...' line on stderr, got: $err"
+  has "$err" "$1"
+}
