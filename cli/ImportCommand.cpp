@@ -16,6 +16,7 @@
 
 #include "cli/Command.h"
 #include "core/Collective.h"
+#include "core/DataType.h"
 #include "core/Error.h"
 #include "results/Store.h"
 #include "results/import/Import.h"
@@ -31,6 +32,7 @@ struct ImportArgs {
   std::string format = "auto";
   std::string collective;
   int worldSize = 0;
+  std::string dtype, op;
   bool dryRun = false;
 };
 
@@ -100,6 +102,20 @@ int runImport(const ImportArgs& args) {
                                    fmt::join(known, ", ")));
     }
   }
+  if (!args.dtype.empty()) {
+    try {
+      (void)parseDataType(args.dtype);
+    } catch (const UsageError&) {
+      throw UsageError(fmt::format("--dtype '{}' is not a data type collbench knows", args.dtype));
+    }
+  }
+  if (!args.op.empty()) {
+    try {
+      (void)parseRedOp(args.op);
+    } catch (const UsageError&) {
+      throw UsageError(fmt::format("--op '{}' is not a reduction collbench knows", args.op));
+    }
+  }
   std::string now = utcTimestamp();
   struct Parsed {
     std::string file;
@@ -114,6 +130,8 @@ int runImport(const ImportArgs& args) {
     options.label = args.label;
     if (!args.collective.empty()) options.collective = args.collective;
     options.worldSize = args.worldSize;
+    if (!args.dtype.empty()) options.dtype = args.dtype;
+    if (!args.op.empty()) options.op = args.op;
     options.importedAt = now;
     try {
       for (auto& run : parseImport(readFile(file), format, options)) {
@@ -173,19 +191,24 @@ void setupImportCommand(CLI::App& app, Action& action) {
   auto args = std::make_shared<ImportArgs>();
   CLI::App* cmd = app.add_subcommand(
       "import",
-      "Import nccl-tests (text or -J JSON), OSU micro-benchmarks and Intel MPI Benchmarks logs "
-      "as runs in the database.");
+      "Import nccl-tests (text or -J JSON), OSU micro-benchmarks and Intel MPI Benchmarks logs, "
+      "and NCCL Inspector's per-collective JSON records, as runs in the database.");
   cmd->add_option("files", args->files, "Log files to import")->required();
   cmd->add_option("--db", args->db, "SQLite database")->capture_default_str();
   cmd->add_option("--label", args->label, "Label of the imported runs");
-  cmd->add_option("--format", args->format,
-                  "auto (from the content), nccl-tests, nccl-tests-json, osu or imb")
+  cmd->add_option(
+         "--format", args->format,
+         "auto (from the content), nccl-tests, nccl-tests-json, osu, imb or nccl-inspector")
       ->capture_default_str();
   cmd->add_option("--collective", args->collective,
                   "Collective of logs that do not name it (old nccl-tests tables)");
   cmd->add_option("--world-size", args->worldSize,
                   "Ranks of logs that do not state it (OSU collectives)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--dtype", args->dtype,
+                  "Data type of logs that do not state it (NCCL Inspector), so they compare with "
+                  "runs that do");
+  cmd->add_option("--op", args->op, "Reduction of logs that do not state it (NCCL Inspector)");
   cmd->add_flag("--dry-run", args->dryRun, "Parse and show what would be imported; write nothing");
   cmd->callback([&action, args] { action = [args] { return runImport(*args); }; });
 }

@@ -16,23 +16,29 @@ std::string_view importFormatName(ImportFormat f) {
     case ImportFormat::kNcclTestsJson: return "nccl-tests-json";
     case ImportFormat::kOsu: return "osu";
     case ImportFormat::kImb: return "imb";
+    case ImportFormat::kNcclInspector: return "nccl-inspector";
   }
   return "auto";
 }
 
 ImportFormat parseImportFormat(std::string_view name) {
   for (auto f : {ImportFormat::kAuto, ImportFormat::kNcclTests, ImportFormat::kNcclTestsJson,
-                 ImportFormat::kOsu, ImportFormat::kImb}) {
+                 ImportFormat::kOsu, ImportFormat::kImb, ImportFormat::kNcclInspector}) {
     if (toLower(trim(name)) == importFormatName(f)) return f;
   }
   throw UsageError(fmt::format(
-      "unknown import format '{}' (expected auto, nccl-tests, nccl-tests-json, osu or imb)", name));
+      "unknown import format '{}' (expected auto, nccl-tests, nccl-tests-json, osu, imb or "
+      "nccl-inspector)",
+      name));
 }
 
 ImportFormat detectImportFormat(std::string_view text, const std::string& path) {
   std::string_view t = trim(text);
-  // nccl-tests -J writes one JSON object; nothing else here starts with a brace.
-  if (t.starts_with("{")) return ImportFormat::kNcclTestsJson;
+  // nccl-tests -J writes one JSON object, NCCL Inspector a stream of records with its own keys.
+  if (t.starts_with("{")) {
+    return looksLikeInspectorOutput(t.substr(0, 4096)) ? ImportFormat::kNcclInspector
+                                                       : ImportFormat::kNcclTestsJson;
+  }
   importer::LineReader reader(text);
   importer::Line line;
   while (reader.next(line)) {
@@ -169,17 +175,24 @@ std::vector<ImportedRun> parseImport(std::string_view text, ImportFormat format,
                                      const ImportOptions& options) {
   ImportOptions o = options;
   std::string_view head = trim(text.substr(0, 4096));
-  o.jsonInput = format == ImportFormat::kNcclTestsJson ||
+  o.jsonInput = format == ImportFormat::kNcclTestsJson || format == ImportFormat::kNcclInspector ||
                 (format == ImportFormat::kAuto && head.starts_with("{"));
   PreparedText prepared = prepareImportText(text, o);
   o.preparationNotes = prepared.notes;
   std::string_view t = prepared.text;
   if (format == ImportFormat::kAuto) format = detectImportFormat(t, o.path);
+  if ((o.dtype || o.op) && format != ImportFormat::kNcclInspector) {
+    throw UsageError(
+        fmt::format("import: {}: --dtype/--op are for logs that do not state them "
+                    "(nccl-inspector); this is {}",
+                    o.path, importFormatName(format)));
+  }
   switch (format) {
     case ImportFormat::kNcclTests: return parseNcclTestsText(t, o);
     case ImportFormat::kNcclTestsJson: return parseNcclTestsJson(t, o);
     case ImportFormat::kOsu: return parseOsu(t, o);
     case ImportFormat::kImb: return parseImb(t, o);
+    case ImportFormat::kNcclInspector: return parseNcclInspector(t, o);
     case ImportFormat::kAuto: break;
   }
   throw InternalError("import: unreachable format");

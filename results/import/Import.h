@@ -22,8 +22,9 @@ struct ImportedRun {
   std::vector<std::string> notes;  // what the importer assumed or could not know
 };
 
-enum class ImportFormat { kAuto, kNcclTests, kNcclTestsJson, kOsu, kImb };
-// "auto", "nccl-tests", "nccl-tests-json", "osu", "imb" (also the RunRecord::source values).
+enum class ImportFormat { kAuto, kNcclTests, kNcclTestsJson, kOsu, kImb, kNcclInspector };
+// "auto", "nccl-tests", "nccl-tests-json", "osu", "imb", "nccl-inspector" (also the
+// RunRecord::source values).
 std::string_view importFormatName(ImportFormat f);
 ImportFormat parseImportFormat(std::string_view name);  // throws UsageError
 
@@ -36,6 +37,9 @@ struct ImportOptions {
   // Ranks, when the log does not state them (OSU collectives). 0 = unknown. A log that states a
   // different number is an error.
   int worldSize = 0;
+  // Data type and reduction of logs that do not state them (NCCL Inspector's records), so they
+  // match the cases of benchmark runs. A log that states them is refused with these set.
+  std::optional<std::string> dtype, op;
   // startedAt for logs that carry no date (ISO-8601 UTC); "" lets the store use "now".
   std::string importedAt;
   // Set by parseImport: the input is JSON (long lines allowed), and what preparing the text
@@ -71,5 +75,9 @@ std::vector<ImportedRun> parseNcclTestsText(std::string_view text, const ImportO
 std::vector<ImportedRun> parseNcclTestsJson(std::string_view text, const ImportOptions& options);
 std::vector<ImportedRun> parseOsu(std::string_view text, const ImportOptions& options);
 std::vector<ImportedRun> parseImb(std::string_view text, const ImportOptions& options);
+// NCCL Inspector's per-collective JSON records (results/import/InspectorImport.cpp): one run.
+std::vector<ImportedRun> parseNcclInspector(std::string_view text, const ImportOptions& options);
+// The start of a file names Inspector's record keys ("coll_perf", ...).
+bool looksLikeInspectorOutput(std::string_view head);
 
 }  // namespace cb
