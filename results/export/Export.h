@@ -83,8 +83,8 @@ std::vector<AlphaBetaFit> fitAlphaBeta(const std::vector<ExportRun>& runs);
 // CSV of the fits, one per line, with their errors.
 std::string fitsCsv(const std::vector<AlphaBetaFit>& fits);
 // ASTRA-sim's analytical network (topology, npus_count, bandwidth GB/s, latency ns per
-// dimension): one dimension per link class, innermost first, from each class's allreduce fit
-// (else its first collective) read as a ring; the fits and errors as comments.
+// dimension): one dimension per link class, innermost first, from each class's fastest allreduce
+// fit (else its fastest fit) read as a ring; the fits and errors as comments.
 std::string astraSimNetworkYaml(const std::vector<AlphaBetaFit>& fits);
 // SimAI-Analytical's busbw.yaml: TP (inside a host), DP and EP (between hosts) sections of
 // "collective,: busbw GB/s" lines and PP's busbw; null where nothing was measured.

@@ -71,12 +71,18 @@ int ringSteps(const std::string& collective, int n) {
   return std::max(1, n - 1);
 }
 
-// The fit a link class is described by: allreduce if measured, else the first (sorted) one.
+// The fit a link class is described by: its fastest allreduce variant (highest bus bandwidth:
+// what the links can carry), else the fastest fit of any collective.
 const AlphaBetaFit* representative(const std::vector<AlphaBetaFit>& fits, const std::string& cls) {
   const AlphaBetaFit* pick = nullptr;
   for (const AlphaBetaFit& f : fits) {
     if (f.linkClass != cls) continue;
-    if (!pick || (f.collective == "allreduce" && pick->collective != "allreduce")) pick = &f;
+    const bool allreduce = f.collective == "allreduce";
+    const bool pickAllreduce = pick && pick->collective == "allreduce";
+    if (!pick || (allreduce && !pickAllreduce) ||
+        (allreduce == pickAllreduce && f.busGbps > pick->busGbps)) {
+      pick = &f;
+    }
   }
   return pick;
 }
