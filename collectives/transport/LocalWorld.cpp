@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/Error.h"
+#include "core/Interrupt.h"
 #include "core/Reduce.h"
 
 namespace cb {
@@ -69,6 +70,33 @@ struct LocalShared {
   throw Error(ErrorKind::kInternal, "aborted: another rank of the local world failed");
 }
 
+// A signal handler cannot wake a condition variable, so every wait sleeps in slices of this
+// length and looks at the interrupt flag between them: a SIGINT reaches a rank blocked in a
+// proxy step or a diagnosis round within a slice, not at the (minutes away) deadline.
+constexpr auto kInterruptSlice = std::chrono::milliseconds(50);
+
+[[noreturn]] void throwInterrupted(const char* where, int rank) {
+  throw InterruptedError(
+      fmt::format("{} on rank {} interrupted by signal {}", where, rank, interruptSignal()));
+}
+
+// Waits on cv until pred holds, the deadline passes (returns false) or a signal arrives
+// (returns true with interrupted set).
+template <class Pred>
+bool waitSliced(std::condition_variable& cv, std::unique_lock<std::mutex>& lk, const Deadline& d,
+                bool& interrupted, Pred pred) {
+  while (!pred()) {
+    if (interruptRequested()) {
+      interrupted = true;
+      return true;
+    }
+    const auto now = SteadyClock::now();
+    if (now >= d.at()) return pred();
+    cv.wait_until(lk, std::min(d.at(), now + kInterruptSlice));
+  }
+  return true;
+}
+
 class LocalComm final : public Communicator, public LocalExchange {
  public:
   LocalComm(std::shared_ptr<LocalShared> shared, int rank)
@@ -111,11 +139,15 @@ class LocalComm final : public Communicator, public LocalExchange {
       ++s.generation;
       s.gcv.notify_all();
     } else {
-      while (s.generation == gen) {
+      bool interrupted = false;
+      const bool arrived = waitSliced(s.gcv, lk, d, interrupted,
+                                      [&] { return s.generation != gen || s.aborted.load(); });
+      if (s.generation == gen) {
+        // Leaving without the result: this rank's arrival is taken back so the count stays true.
+        --s.arrived;
         if (s.aborted) throwAborted();
-        if (s.gcv.wait_until(lk, d.at()) == std::cv_status::timeout && s.generation == gen) {
-          d.check(fmt::format("barrier/allgather on rank {}", rank_));
-        }
+        if (interrupted) throwInterrupted("barrier/allgather", rank_);
+        if (!arrived) d.check(fmt::format("barrier/allgather on rank {}", rank_));
       }
     }
     return *s.lastResult;
@@ -266,7 +298,14 @@ void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const Re
         }
         return sendsDone() && pendingRecvs == 0;
       };
-      if (!mine.cv.wait_until(lk, d.at(), ready)) {
+      bool interrupted = false;
+      const bool woke = waitSliced(mine.cv, lk, d, interrupted, ready);
+      if (interrupted) {
+        lk.unlock();
+        withdrawPosts(posts, sends);
+        throwInterrupted("point-to-point exchange", rank_);
+      }
+      if (!woke) {
         lk.unlock();
         withdrawPosts(posts, sends);
         d.check(fmt::format(
