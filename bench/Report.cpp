@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "core/Text.h"
 
 namespace cb {
@@ -386,13 +387,6 @@ std::string csvField(std::string_view s) {
   return out + "\"";
 }
 
-void writeFile(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f || !(f << text) || !f.flush()) {
-    throw EnvironmentError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  }
-}
-
 }  // namespace
 
 std::string resultsToJson(const std::map<std::string, std::string>& header,
@@ -424,11 +418,11 @@ std::string resultsToCsv(const std::vector<PointResult>& points) {
 
 void writeJsonFile(const std::string& path, const std::map<std::string, std::string>& header,
                    const std::vector<PointResult>& points) {
-  writeFile(path, resultsToJson(header, points));
+  writeOutputFile(path, resultsToJson(header, points), "--json");
 }
 
 void writeCsvFile(const std::string& path, const std::vector<PointResult>& points) {
-  writeFile(path, resultsToCsv(points));
+  writeOutputFile(path, resultsToCsv(points), "--csv");
 }
 
 // --- ReportSet ---------------------------------------------------------------------------------

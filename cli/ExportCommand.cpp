@@ -13,6 +13,7 @@
 
 #include "cli/Command.h"
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "results/Store.h"
 
 namespace cb::cli {
@@ -282,6 +283,8 @@ int doExport(const ExportArgs& a) {
     throw UsageError(fmt::format("--format '{}' is not one of csv, json", a.format));
   }
   if (a.perRank && a.what != "samples") throw UsageError("--per-rank applies to samples only");
+  const bool toFile = !a.output.empty() && a.output != "-";
+  if (toFile) checkOutputPath(a.output, "-o");
   Store store = Store::open(a.db, false);
   store.reapDeadRuns();
   std::string text = exportText(a, store);
@@ -289,14 +292,7 @@ int doExport(const ExportArgs& a) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return 0;
   }
-  std::ofstream out(a.output, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw EnvironmentError(
-        fmt::format("-o '{}': cannot write ({})", a.output, std::strerror(errno)));
-  }
-  out << text;
-  out.close();
-  if (!out) throw EnvironmentError(fmt::format("-o '{}': write failed", a.output));
+  writeOutputFile(a.output, text, "-o");
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "cli/Validate.h"
 #include "collectives/transport/Transports.h"
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "core/Size.h"
 #include "core/Stats.h"
 #include "core/Text.h"
@@ -217,7 +218,7 @@ int doProxy(const ProxyCliOptions& c) {
   ProxyOptions o = toOptions(c);  // bad input fails here, before any rank starts
   checkDbPath(c.db, c.noDb);
   checkLabel(c.label);
-  if (!c.json.empty()) checkOutputFile(c.json, "--json");
+  if (!c.json.empty()) checkOutputPath(c.json, "--json");
   SessionOptions session;
   session.label = c.label;
   session.commandLine = commandLine();
@@ -245,9 +246,7 @@ int doProxy(const ProxyCliOptions& c) {
     printProxyResult(out, o, res);
     const std::string doc = proxyJson(o, res);
     if (!c.json.empty()) {
-      std::ofstream f(c.json);
-      f << doc << "\n";
-      if (!f) throw EnvironmentError(fmt::format("--json {}: write failed", c.json));
+      writeOutputFile(c.json, doc + "\n", "--json");
     }
     for (const auto& run : res.runs) {
       s.addResult(stepRecord(o, res, run, s.runId()));

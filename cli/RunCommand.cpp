@@ -17,6 +17,7 @@
 #include "cli/Validate.h"
 #include "collectives/transport/ShmTransport.h"
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "core/Size.h"
 #include "core/Text.h"
 #if defined(COLLBENCH_HAVE_CUDA)
@@ -175,8 +176,8 @@ int doRun(const RunOptions& o) {
   SweepOptions sweep = toSweep(o);  // bad input fails here, before any rank starts
   checkRunInputs(sweep, !o.stepBytes.empty(), o.ranksPerNode, o.db, o.noDb, o.label);
   parseSideMetric(o.sideMetric);
-  if (!o.json.empty()) checkOutputFile(o.json, "--json");
-  if (!o.csv.empty()) checkOutputFile(o.csv, "--csv");
+  if (!o.json.empty()) checkOutputPath(o.json, "--json");
+  if (!o.csv.empty()) checkOutputPath(o.csv, "--csv");
   const size_t zeroCopy = zeroCopyBytes(o);
   // NCCL algorithm x protocol variants are added on request, each a column of its own.
   Registry registry = Registry::builtin();
