@@ -398,6 +398,7 @@ class NcclTestsParser {
       if (!time || !algbw || !busbw) {
         importer::failParse(options_, line, "time, algbw and busbw must be numbers");
       }
+      if (tb.root >= 0) checkAlgbw(line, r.sizeBytes, tok[p.time], *time, *algbw, x.placement);
       x.timeUs = *time;
       x.meanUs = *time;
       x.algbw = *algbw;
@@ -417,6 +418,30 @@ class NcclTestsParser {
       sec.results.push_back(std::move(x));
     }
     ++sec.rows;
+  }
+
+  // The current layout (redop and root columns) prints algbw = size / time from the same mean
+  // time it prints, so a row whose columns disagree beyond the printed rounding was edited or
+  // mangled (time and busbw swapped, say), and storing it would put a wrong figure in history.
+  // Older layouts computed algbw of some collectives from another size (the DGX-2 allgather log
+  // prints size x 11/12), so they are not checked.
+  void checkAlgbw(const Line& line, uint64_t size, std::string_view timeText, double timeUs,
+                  double algbw, const std::string& placement) {
+    if (!(timeUs > 0)) return;
+    const double expected = static_cast<double>(size) / (timeUs * 1e3);  // GB/s
+    const size_t dot = timeText.find('.');
+    const int decimals =
+        dot == std::string_view::npos ? 0 : static_cast<int>(timeText.size() - dot - 1);
+    // algbw is printed with 2 decimals; time with `decimals`, which bounds its relative error.
+    const double tolerance =
+        0.0051 + expected * 1.05 * 0.5 * std::pow(10.0, -decimals) / timeUs + 1e-9;
+    if (std::fabs(algbw - expected) > tolerance) {
+      importer::failParse(
+          options_, line,
+          fmt::format("{} algbw {:.2f} is not size / time = {:.2f} GB/s: "
+                      "columns out of order or edited",
+                      placement == "in" ? "in-place" : "out-of-place", algbw, expected));
+    }
   }
 
   void checkColumn(const Line& line, std::string_view v, bool errorColumn, ResultRecord& x) {
