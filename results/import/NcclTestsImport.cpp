@@ -429,12 +429,21 @@ class NcclTestsParser {
                   double algbw, const std::string& placement) {
     if (!(timeUs > 0)) return;
     const double expected = static_cast<double>(size) / (timeUs * 1e3);  // GB/s
-    const size_t dot = timeText.find('.');
-    const int decimals =
-        dot == std::string_view::npos ? 0 : static_cast<int>(timeText.size() - dot - 1);
-    // algbw is printed with 2 decimals; time with `decimals`, which bounds its relative error.
+    // The unit of time's last printed digit: 0.01 in "35.29", 1 in "16603", 1e6 in "1.0e+07"
+    // (nccl-tests switches to %.1e past 7 digits).
+    const size_t e = timeText.find_first_of("eE");
+    const std::string_view mantissa = timeText.substr(0, e);
+    const size_t dot = mantissa.find('.');
+    int unitExponent =
+        dot == std::string_view::npos ? 0 : -static_cast<int>(mantissa.size() - dot - 1);
+    if (e != std::string_view::npos) {
+      std::string_view exponent = timeText.substr(e + 1);
+      if (exponent.starts_with('+')) exponent.remove_prefix(1);
+      if (auto exp = importer::toSigned(exponent)) unitExponent += static_cast<int>(*exp);
+    }
+    // algbw is printed with 2 decimals; time to that unit, which bounds its relative error.
     const double tolerance =
-        0.0051 + expected * 1.05 * 0.5 * std::pow(10.0, -decimals) / timeUs + 1e-9;
+        0.0051 + expected * 1.05 * 0.5 * std::pow(10.0, unitExponent) / timeUs + 1e-9;
     if (std::fabs(algbw - expected) > tolerance) {
       importer::failParse(
           options_, line,
