@@ -80,11 +80,55 @@ TEST(LocalWorld, RecvPastDeadlineThrowsTimeout) {
       } catch (const TimeoutError& e) {
         ++timeouts;
         EXPECT_NE(std::string(e.what()).find("did not complete within"), std::string::npos);
+        // The line names the rank it waited for.
+        EXPECT_NE(std::string(e.what()).find("(waiting for rank 0 to send)"), std::string::npos)
+            << e.what();
       }
     }
     c.barrier(Deadline::after(10));
   });
   EXPECT_EQ(timeouts, 1);
+}
+
+TEST(LocalWorld, BarrierTimeoutNamesTheRanksThatNeverArrived) {
+  // Ranks 0 and 1 wait in a barrier that ranks 2 and 3 reach only after the deadline.
+  std::vector<std::string> lines(4);
+  LocalWorld::run(4, [&](Communicator& c) {
+    if (c.rank() >= 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    } else {
+      try {
+        c.barrier(Deadline::after(0.2));
+      } catch (const TimeoutError& e) {
+        lines[c.rank()] = e.what();
+      }
+    }
+  });
+  for (int r : {0, 1}) {
+    EXPECT_NE(
+        lines[r].find(fmt::format("barrier/allgather on rank {} (ranks 2, 3 never arrived)", r)),
+        std::string::npos)
+        << lines[r];
+  }
+}
+
+TEST(LocalWorld, ATimeoutLineGathersWhatEveryRankWaitedFor) {
+  // Rank 1 never communicates. Rank 0 gives up first; rank 2, aborted while waiting too, adds its
+  // own view, so the one line names rank 1 from both sides.
+  std::string line;
+  try {
+    LocalWorld::run(3, [](Communicator& c) {
+      int x = 0;
+      if (c.rank() == 0) c.recv(1, &x, sizeof x, 0, Deadline::after(0.2));
+      if (c.rank() == 2) c.recv(1, &x, sizeof x, 0, Deadline::after(30));
+      if (c.rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    });
+  } catch (const TimeoutError& e) {
+    line = e.what();
+  }
+  EXPECT_EQ(line,
+            "point-to-point exchange on rank 0 (waiting for rank 1 to send) did not complete "
+            "within 0.2 s (-T); point-to-point exchange on rank 2 (waiting for rank 1 to send)");
 }
 
 TEST(LocalWorld, FailureOnOneRankReachesTheCallerWithoutHanging) {
