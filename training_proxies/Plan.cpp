@@ -139,8 +139,6 @@ PipelineSim simulatePipeline(const std::vector<std::vector<PipeOp>>& orders,
           }
         }
         const double d = op.forward ? fwd[s] : bwd[s];
-        // The wait that the input's transfer caused: at most the link time.
-        sim.transfer[s] += std::min(link, std::max(0.0, ready - free[s]));
         free[s] = ready + d;
         sim.busy[s] += d;
         (op.forward ? fDone : bDone)[{s, op.microBatch}] = free[s];
@@ -153,6 +151,12 @@ PipelineSim simulatePipeline(const std::vector<std::vector<PipeOp>>& orders,
   }
   sim.makespan = *std::max_element(free.begin(), free.end());
   for (int s = 0; s < p; ++s) sim.idle.push_back(sim.makespan - sim.busy[s]);
+  // What the transfers add to each stage's idle time, directly (waiting for a message) or
+  // through a peer they delayed: the idle time beyond the same schedule's with instant links.
+  if (link > 0) {
+    PipelineSim instant = simulatePipeline(orders, fwd, bwd, 0);
+    for (int s = 0; s < p; ++s) sim.transfer[s] = std::max(0.0, sim.idle[s] - instant.idle[s]);
+  }
   return sim;
 }
 

@@ -66,9 +66,10 @@ std::string orderText(const std::vector<PipeOp>& ops);
 
 struct PipelineSim {
   double makespan = 0;
-  std::vector<double> busy;      // per stage: compute time
-  std::vector<double> idle;      // per stage: makespan - busy
-  std::vector<double> transfer;  // per stage: idle spent on an input's transfer (link time)
+  std::vector<double> busy;  // per stage: compute time
+  std::vector<double> idle;  // per stage: makespan - busy
+  // Per stage: the idle time the transfers add (beyond the same orders with instant links).
+  std::vector<double> transfer;
   // The schedule's bubble: idle time waiting for a dependency, transfers apart.
   double bubbleFraction(int stage) const { return (idle[stage] - transfer[stage]) / makespan; }
 };

@@ -284,3 +284,35 @@ TEST(ProxyLayout, TensorParallelInnermostAndBadLayouts) {
 
 }  // namespace
 }  // namespace cb::proxy
+
+namespace cb::proxy {
+namespace {
+
+TEST(ProxyPlan, BubbleApartFromTransfersAtDefaultThroughput) {
+  // gpt2-xl, 2 blocks per stage, batch 1, seq 1024 at the default 100 TFLOPS: a block's forward
+  // is 2 x 30.72 M weights x 1024 + 4 x 1024^2 x 1600 FLOPs = 69.6 GFLOPs = 0.696 ms; a stage's
+  // forward 1.39 ms, backward twice that. A stage boundary is 1024 x 1600 bf16 = 3.3 MB, 0.14 ms
+  // at 24 GB/s. With the transfers counted apart, the schedule's bubble is (p-1)/(m+p-1) within
+  // 10% for p = 2, 3 and m = 1, 4, 8 (GPipe and 1F1B).
+  Model m = presetModel("gpt2-xl");
+  const double f = 2 * m.layers[1].fwdFlopsPerSample / 100e12, b = 2 * f, link = 0.14e-3;
+  EXPECT_NEAR(f, 1.39e-3, 0.01e-3);
+  for (int p : {2, 3}) {
+    for (int mb : {1, 4, 8}) {
+      for (PpSchedule s : {PpSchedule::kGPipe, PpSchedule::k1F1B}) {
+        PipelineSim sim = simulatePipeline(orders(s, p, mb), std::vector<double>(p, f),
+                                           std::vector<double>(p, b), link);
+        for (int st = 0; st < p; ++st) {
+          EXPECT_NEAR(sim.bubbleFraction(st), idealBubble(p, mb), 0.1 * idealBubble(p, mb))
+              << "p " << p << " m " << mb << " stage " << st << " " << ppScheduleName(s);
+          EXPECT_GT(sim.transfer[st], 0) << p << " " << mb;
+          // Transfers add at most the two messages per micro-batch on each link of the path.
+          EXPECT_LE(sim.transfer[st], 2.0 * (mb + p) * link * p + 1e-12);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cb::proxy
