@@ -287,3 +287,62 @@ TEST(ProxyStep, DefaultBucketsCoverTheStage) {
 
 }  // namespace
 }  // namespace cb::proxy
+
+namespace cb::proxy {
+namespace {
+
+// The step after backward, by hand for full llama2-7b on 4 DP ranks with one bucket. Sources:
+// ZeRO (Rajbhandari et al. 2020, sections 5 and 7): stage 1 partitions the optimizer state
+// (each rank updates 1/d of the parameters, then all-gathers them), stage 2 the gradients too
+// (reduce-scatter instead of all-reduce), stage 3 the parameters (all-gathered per layer in
+// forward and again in backward, gradients reduce-scattered per layer); Megatron-LM's
+// training.py / clip_grads.py: the loss averaged over DP, the gradient norm's squares summed over
+// the ranks that hold different gradients (model-parallel group; all ranks once sharded).
+TEST(ProxyStep, OptimizerAndZeroStagesByHand) {
+  const uint64_t P = 6'738'415'616, d = 4, shard = P / d;  // 1,684,603,904
+  ProxyOptions o;
+  o.mode = ProxyMode::kDp;
+  o.model = presetModel("llama2-7b");
+  o.bucketCapBytes = o.firstBucketBytes = 1ull << 40;
+  o.optimizer = OptimizerKind::kAdam;
+  const Key gradAr{"dp", "allreduce", P * 4, 4};
+  const Key loss{"dp", "allreduce", 2 * 4, 4};             // loss and token count, floats
+  const Key norm{"world", "allreduce", 4, 4};              // one float
+  const Key paramAg{"dp", "allgather", shard * 4 * 2, 4};  // bf16 parameters, S = whole
+  const Key gradRs{"dp", "reduce_scatter", shard * 4 * 4, 4};
+
+  // Plain DDP + Adam: each rank holds whole gradients, so the norm needs no call.
+  EXPECT_EQ(asMap(planStep(o, 4, 0)), (Calls{{gradAr, 1}, {loss, 1}}));
+  o.zero = 1;
+  EXPECT_EQ(asMap(planStep(o, 4, 0)), (Calls{{gradAr, 1}, {loss, 1}, {paramAg, 1}}));
+  o.zero = 2;
+  EXPECT_EQ(asMap(planStep(o, 4, 0)), (Calls{{gradRs, 1}, {loss, 1}, {norm, 1}, {paramAg, 1}}));
+
+  // ZeRO-3: per layer (embedding V h, 32 blocks, head V h + final norm h), forward and backward
+  // all-gathers of the layer's 1/4 in bf16, one reduce-scatter of its gradient in float.
+  o.zero = 3;
+  o.dpKind = DpKind::kSharded;
+  const uint64_t h = 4096, f = 11008, V = 32000;
+  const uint64_t block = 4 * h * h + 3 * h * f + 2 * h, emb = V * h, head = V * h + h;
+  Calls want{{loss, 1}, {norm, 1}};
+  for (auto [params, layers] : {std::pair{block, 32}, {emb, 1}, {head, 1}}) {
+    const uint64_t s = (params + d - 1) / d;
+    want[{"sharded", "allgather", s * d * 2, 4}] = 2 * layers;
+    want[{"sharded", "reduce_scatter", s * d * 4, 4}] = layers;
+  }
+  EXPECT_EQ(asMap(planStep(o, 4, 0)), want) << show(asMap(planStep(o, 4, 0)));
+
+  // With TP 2 x DP 2 and plain DDP, the norm's parts are the two TP ranks' (model-parallel group).
+  ProxyOptions h2 = o;
+  h2.mode = ProxyMode::kHybrid;
+  h2.dpKind = DpKind::kAllReduce;
+  h2.zero = 0;
+  h2.dp = 2;
+  h2.tp = 2;
+  Calls got = asMap(planStep(h2, 4, 0));
+  EXPECT_EQ((got[{"mp", "allreduce", 4, 2}]), 1);
+  EXPECT_EQ(got.count(norm), 0u);
+}
+
+}  // namespace
+}  // namespace cb::proxy
