@@ -89,9 +89,10 @@ void printProxySetup(std::FILE* out, const ProxyOptions& o, int worldSize, const
   if (l.dp > 1 || o.mode == ProxyMode::kDp) {
     if (o.dpKind == DpKind::kAllReduce) {
       fmt::print(out,
-                 "# DP: DDP buckets in reverse layer order, first {} then {} (cap), AllReduce "
-                 "in place per bucket, {}\n",
+                 "# DP: DDP buckets in reverse layer order, first {} then {} (cap), {} per "
+                 "bucket, {}\n",
                  formatSize(o.firstBucketBytes), formatSize(o.bucketCapBytes),
+                 o.zero == 2 ? "ReduceScatter (ZeRO-2)" : "AllReduce in place",
                  o.overlap ? "overlapped with the rest of backward"
                            : "after the whole backward (--no-overlap)");
     } else if (o.dpKind == DpKind::kParameterServer) {
