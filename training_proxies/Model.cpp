@@ -52,6 +52,8 @@ Model resnet50() {
     l.name = std::move(name);
     const uint64_t w = in * out * k * k;
     l.tensors = {w, 2 * out};
+    l.bufferFloats = 2 * out;
+    l.bufferInts = 1;
     l.fwdFlopsPerSample = 2.0 * static_cast<double>(w) * static_cast<double>(spatial * spatial);
     l.activationPerSample = out * spatial * spatial;
     m.layers.push_back(std::move(l));

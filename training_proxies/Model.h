@@ -46,6 +46,9 @@ struct Layer {
   double fwdFlopsPerSample = 0;      // forward FLOPs for one sample (all its tokens)
   uint64_t activationPerSample = 0;  // elements of the output handed to the next layer
   bool block = false;                // a transformer block (TP splits it; PP balances on it)
+  // Buffers DDP broadcasts from rank 0 before each forward (broadcast_buffers): batch-norm
+  // running mean and variance (floats) and its num_batches_tracked (int64).
+  uint64_t bufferFloats = 0, bufferInts = 0;
   uint64_t params() const;
   TensorSplit splitOf(size_t i) const { return i < split.size() ? split[i] : TensorSplit::kSplit; }
 };

@@ -65,6 +65,13 @@ OptimizerKind optimizerFor(const ProxyOptions& o) {
 
 bool shardedParams(const ProxyOptions& o) { return o.dpKind == DpKind::kSharded || o.zero == 3; }
 
+std::string algoFor(const ProxyOptions& o, Collective coll, const std::string& algo) {
+  const Registry& reg = o.registry ? *o.registry : Registry::builtin();
+  // The buffers' broadcast: the same variant where it has one (mpi, nccl), else the binomial tree.
+  if (coll == Collective::kBroadcast && !reg.find(coll, algo)) return "binomial";
+  return algo;
+}
+
 int microBatchesFor(const ProxyOptions& o, const Layout& l) {
   if (o.microBatches > 0) return o.microBatches;
   return l.pp > 1 ? 4 : 1;
@@ -438,7 +445,8 @@ class RankProxy {
   uint64_t normElems_ = 0;     // sequence parallel: replicated (norm, bias) gradients of the stage
   uint64_t vocabElems_ = 0;    // tied embedding gradient (the TP shard) under PP
   uint64_t updateElems_ = 0;   // parameters this rank's optimizer step updates
-  double xfer_ = 0;            // measured time of one pipeline exchange with both sides ready
+  uint64_t bufferFloats_ = 0, bufferInts_ = 0;  // DDP's broadcast buffers of the stage
+  double xfer_ = 0;  // measured time of one pipeline exchange with both sides ready
   std::vector<uint64_t> psShard_;
   std::string algo_;
   std::unique_ptr<ComputeStream> stream_;
@@ -690,7 +698,8 @@ void RankProxy::allocate() {
   workOut_ = buf(shardElems_ * l_.dp * elem);
   actA_ = buf(actElems_ * aElem);
   actB_ = buf(std::max(actElems_ * aElem, lossElems_ * sizeof(float)));
-  aux_ = buf(std::max<uint64_t>({normElems_, vocabElems_, 2}) * gElem);
+  aux_ = buf(std::max<uint64_t>({normElems_ * gElem, vocabElems_ * gElem, 2 * gElem,
+                                 bufferFloats_ * sizeof(float), bufferInts_ * sizeof(int64_t)}));
   pipeSend_ = buf(std::max(sendFwdBytes_, recvFwdBytes_));
   pipeRecv_ = buf(std::max(sendFwdBytes_, recvFwdBytes_));
 }
@@ -735,7 +744,11 @@ void RankProxy::build() {
   }
   buckets_ =
       ddpBuckets(stageModel_, dataTypeSize(o_.gradType), o_.bucketCapBytes, o_.firstBucketBytes);
-  for (const auto& layer : stageModel_.layers) updateElems_ += layer.params();
+  for (const auto& layer : stageModel_.layers) {
+    updateElems_ += layer.params();
+    bufferFloats_ += layer.bufferFloats;
+    bufferInts_ += layer.bufferInts;
+  }
   if ((o_.zero > 0 || shardedParams(o_)) && l_.dp > 1) {
     updateElems_ = (updateElems_ + l_.dp - 1) / l_.dp;
   }
@@ -802,6 +815,17 @@ void RankProxy::build() {
     const PipeOp& op = order[k];
     const bool last = op.microBatch % m == m - 1;
     if (op.forward) {
+      // DDP (broadcast_buffers) sends rank 0's module buffers before every forward.
+      if (l_.dp > 1 && o_.dpKind == DpKind::kAllReduce) {
+        if (bufferFloats_ > 0) {
+          emitColl("dp broadcast buffers", "dp", kCommDp, Collective::kBroadcast, DataType::kFloat,
+                   bufferFloats_, at(aux_), at(aux_), false);
+        }
+        if (bufferInts_ > 0) {
+          emitColl("dp broadcast buffers", "dp", kCommDp, Collective::kBroadcast, DataType::kInt64,
+                   bufferInts_, at(aux_), at(aux_), false);
+        }
+      }
       for (int li = 0; li < L; ++li) emitLayer(li, true, last, op.microBatch, li == 0);
     } else {
       for (int li = L - 1; li >= 0; --li) emitLayer(li, false, last, op.microBatch, li == L - 1);
@@ -902,9 +926,10 @@ void RankProxy::prepare() {
   for (int i : order) {
     const CallKey& k = callKeys_[i];
     Team& c = *teams_[k.comm];
-    const VariantInfo* info = reg.find(k.coll, algo_);
+    const std::string algo = algoFor(o_, k.coll, algo_);
+    const VariantInfo* info = reg.find(k.coll, algo);
     if (!info) {
-      throw UsageError(fmt::format("--algo {}: no such {} variant (see collbench list)", algo_,
+      throw UsageError(fmt::format("--algo {}: no such {} variant (see collbench list)", algo,
                                    collectiveName(k.coll)));
     }
     CollArgs a{k.coll, k.dtype, RedOp::kSum, 0, k.count};
@@ -914,7 +939,7 @@ void RankProxy::prepare() {
     for (const auto& r : reasons) {
       if (!r.empty()) {
         throw EnvironmentError(
-            fmt::format("{} {} can't run here: {}", collectiveName(k.coll), algo_, r));
+            fmt::format("{} {} can't run here: {}", collectiveName(k.coll), algo, r));
       }
     }
     prepared_[i] = info->prepare(c, a, vo);

@@ -105,6 +105,9 @@ OptimizerKind optimizerFor(const ProxyOptions& o);
 bool shardedParams(const ProxyOptions& o);
 // Micro-batches of a step for this layout (ProxyOptions::microBatches, resolved).
 int microBatchesFor(const ProxyOptions& o, const Layout& l);
+// The variant of `coll` for the step's variant `algo`: `algo`, or for the DDP buffers' broadcast
+// (which ring and the other all-reduce algorithms lack) the binomial tree.
+std::string algoFor(const ProxyOptions& o, Collective coll, const std::string& algo);
 // The variant name used for collectives ("mpi" under MPI, "ring" elsewhere unless given).
 std::string effectiveAlgo(const ProxyOptions& o, WorldKind kind);
 // The variant exists for every collective the step needs; throws UsageError naming it.

@@ -95,6 +95,17 @@ void printProxySetup(std::FILE* out, const ProxyOptions& o, int worldSize, const
                  o.zero == 2 ? "ReduceScatter (ZeRO-2)" : "AllReduce in place",
                  o.overlap ? "overlapped with the rest of backward"
                            : "after the whole backward (--no-overlap)");
+      uint64_t floats = 0, ints = 0;
+      for (const auto& layer : m.layers) {
+        floats += layer.bufferFloats;
+        ints += layer.bufferInts;
+      }
+      if (floats + ints > 0) {
+        fmt::print(out,
+                   "# DP: rank 0's buffers ({} floats, {} int64) broadcast before each forward "
+                   "(DDP's broadcast_buffers), variant {}\n",
+                   floats, ints, algoFor(o, Collective::kBroadcast, algo));
+      }
     } else if (o.dpKind == DpKind::kParameterServer) {
       fmt::print(out,
                  "# DP: parameter server, {} server rank(s) and {} workers: push gradient "

@@ -97,6 +97,9 @@ grep -qE "^ +dp +allgather " <<<"$out" || fail "no ZeRO-2 parameter all-gather: 
 has "$out" "# verification: 0 wrong element(s)"
 expect 0 "$cb" proxy dp --np 2 --model resnet50 -m 3 --steps 2 -w 1 --tflops 1000 --no-db
 has "$out" "gradient accumulation: 3 micro-batches per step"
+# DDP's buffer broadcast before each of the 3 forwards (batch-norm statistics), as the real trace
+has "$out" "buffers (53120 floats, 53 int64) broadcast before each forward"
+grep -qE "^ +dp +broadcast +212480 +212480 +2 +3 " <<<"$out" || fail "no buffer broadcast: $out"
 # ResNet has no tokens: "-", not samples/s again.
 grep -qE "^ +2 .* -$" <<<"$out" || fail "tokens/s should be '-' for resnet50: $out"
 

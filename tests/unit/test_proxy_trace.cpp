@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/DataType.h"
 #include "training_proxies/Model.h"
 #include "training_proxies/Plan.h"
 #include "training_proxies/Proxy.h"
@@ -27,29 +28,44 @@ std::string gunzip(const std::string& path) {
   return out;
 }
 
-// The element counts of the trace's all-reduces, in the order they were issued.
-std::vector<uint64_t> traceAllReduces() {
+struct TraceCall {
+  std::string coll, dtype;
+  uint64_t elems;
+  bool operator==(const TraceCall&) const = default;
+};
+
+// The trace's collectives (name, dtype, elements), in the order they were issued.
+std::vector<TraceCall> traceCalls() {
   const std::string text = gunzip(std::string(CB_SOURCE_DIR) +
                                   "/tests/data/traces/pytorch-et/param-resnet-ddp-2rank/"
                                   "resnet_2gpu_et.json.gz");
-  std::vector<uint64_t> out;
+  std::vector<TraceCall> out;
   if (text.empty()) return out;
   auto j = nlohmann::json::parse(text);
   for (const auto& node : j.at("nodes")) {
     if (node.value("name", "") != "record_param_comms") continue;
-    std::string coll;
-    uint64_t elems = 0;
+    TraceCall c;
     for (const auto& a : node.value("attrs", nlohmann::json::array())) {
-      if (a.value("name", "") == "collective_name") coll = a.at("value").get<std::string>();
-      if (a.value("name", "") == "in_msg_nelems") elems = a.at("value").get<uint64_t>();
+      if (a.value("name", "") == "collective_name") c.coll = a.at("value").get<std::string>();
+      if (a.value("name", "") == "dtype") c.dtype = a.at("value").get<std::string>();
+      if (a.value("name", "") == "in_msg_nelems") c.elems = a.at("value").get<uint64_t>();
     }
-    if (coll == "allreduce") out.push_back(elems);
+    if (c.coll == "allreduce" || c.coll == "broadcast") out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<uint64_t> allReduces(const std::vector<TraceCall>& calls) {
+  std::vector<uint64_t> out;
+  for (const auto& c : calls) {
+    if (c.coll == "allreduce") out.push_back(c.elems);
   }
   return out;
 }
 
 TEST(ProxyTrace, ResNetDdpBucketsEqualTheRealJobs) {
-  const std::vector<uint64_t> trace = traceAllReduces();
+  const std::vector<TraceCall> calls = traceCalls();
+  const std::vector<uint64_t> trace = allReduces(calls);
   ASSERT_EQ(trace.size(), 15u) << "the trace could not be read";
   const std::vector<uint64_t> iteration(trace.begin(), trace.begin() + 5);
   EXPECT_EQ(iteration,
@@ -73,13 +89,24 @@ TEST(ProxyTrace, ResNetDdpBucketsEqualTheRealJobs) {
   o.mode = ProxyMode::kDp;
   o.model = m;
   std::vector<uint64_t> issued;
+  std::vector<TraceCall> planned;
   for (const auto& c : planStep(o, 2, 0)) {
     ASSERT_EQ(c.group, "dp");
-    ASSERT_EQ(c.coll, "allreduce");
     EXPECT_EQ(c.nranks, 2);
-    for (int k = 0; k < c.callsPerStep; ++k) issued.push_back(c.bytes / 4);
+    const uint64_t elems = c.bytes / dataTypeSize(c.dtype);
+    for (int k = 0; k < c.callsPerStep; ++k) {
+      if (c.coll == "allreduce") issued.push_back(elems);
+      planned.push_back({c.coll, c.dtype == DataType::kFloat ? "Float" : "Long", elems});
+    }
   }
   EXPECT_EQ(issued, iteration);
+  // Before each forward DDP broadcasts rank 0's buffers (broadcast_buffers): the batch norms'
+  // running mean and variance, 2 x 26,560 floats, and their 53 num_batches_tracked (int64).
+  // The trace's iteration: the two broadcasts, then the five buckets; so is the proxy's step.
+  const std::vector<TraceCall> traceIteration(calls.begin(), calls.begin() + 7);
+  EXPECT_EQ(traceIteration[0], (TraceCall{"broadcast", "Float", 53'120}));
+  EXPECT_EQ(traceIteration[1], (TraceCall{"broadcast", "Long", 53}));
+  EXPECT_EQ(planned, traceIteration);
   // The sum is torchvision's ResNet-50: 25,557,032 parameters.
   uint64_t sum = 0;
   for (uint64_t v : iteration) sum += v;
