@@ -143,6 +143,9 @@ void validateProxy(const ProxyOptions& o, int worldSize) {
   if (o.dpKind == DpKind::kParameterServer) {
     if (o.mode != ProxyMode::kDp)
       throw UsageError("the parameter server runs with `proxy dp` only");
+    if (o.microBatches > 1) {
+      throw UsageError("the parameter server runs one batch per step: no -m");
+    }
     if (o.servers < 1 || o.servers >= worldSize) {
       throw UsageError(fmt::format("--servers {} must leave at least one worker of the {} ranks",
                                    o.servers, worldSize));
@@ -401,7 +404,8 @@ class RankProxy {
   void emitCompute(const std::string& name, double seconds);
   Op& emitColl(const std::string& name, const std::string& group, int comm, Collective coll,
                DataType t, size_t count, const void* send, void* recv, bool async);
-  void emitTp(const std::string& name, Collective coll, uint64_t elements);
+  void emitTp(const std::string& name, Collective coll, uint64_t elements,
+              DataType t = DataType::kUint8);
   void emitLayer(int li, bool forward, bool lastMicroBatch, int mb, bool firstOfPass);
   void emitStepEnd();
   void prepare();
@@ -511,14 +515,14 @@ Op& RankProxy::emitColl(const std::string& name, const std::string& group, int c
   return ops_.back();
 }
 
-// A TP call on `elements` of the activation (b x s x h, or b x s for the loss): all-reduce in
-// place, all-gather and reduce-scatter of elements / t per rank.
-void RankProxy::emitTp(const std::string& name, Collective coll, uint64_t elements) {
+// A TP call on `elements` of the activation (b x s x h, or b x s floats for the loss, type t;
+// uint8: the activation type): all-reduce in place, all-gather and reduce-scatter of
+// elements / t per rank.
+void RankProxy::emitTp(const std::string& name, Collective coll, uint64_t elements, DataType t) {
   const bool ar = coll == Collective::kAllReduce;
   const size_t count = tpCount({coll, elements}, l_.tp);
-  const bool loss = elements == lossElems_ && elements != actElems_;
   emitColl(fmt::format("tp {} {}", collectiveName(coll), name), "tp", kCommTp, coll,
-           loss ? DataType::kFloat : o_.actType, count, ar ? at(actB_) : at(actA_), at(actB_),
+           t == DataType::kUint8 ? o_.actType : t, count, ar ? at(actB_) : at(actA_), at(actB_),
            false);
 }
 
@@ -577,7 +581,9 @@ void RankProxy::emitLayer(int li, bool forward, bool lastMicroBatch, int mb, boo
     if (forward) {
       if (sp) emitTp(name, Collective::kAllGather, actElems_);
       compute("", f);
-      for (int i = 0; i < 3; ++i) emitTp(name + " loss", Collective::kAllReduce, lossElems_);
+      for (int i = 0; i < 3; ++i) {
+        emitTp(name + " loss", Collective::kAllReduce, lossElems_, DataType::kFloat);
+      }
     } else {
       compute("", f);
       emitTp(name, sp ? Collective::kReduceScatter : Collective::kAllReduce, actElems_);
