@@ -699,7 +699,8 @@ void RankProxy::allocate() {
     b->faultIn();
     return b;
   };
-  grad_ = buf(shardedParams(o_) ? 0 : gradBytes);
+  // Only data parallelism reduces gradients: a TP or PP rank alone needs no gradient buffer.
+  grad_ = buf(shardedParams(o_) || l_.dp <= 1 ? 0 : gradBytes);
   work_ = buf(shardElems_ * elem);
   workOut_ = buf(shardElems_ * l_.dp * elem);
   actA_ = buf(actElems_ * aElem);
