@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ccache
   libopenmpi-dev openmpi-bin libucx-dev ucx-utils libhwloc-dev hwloc-nox
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format zlib1g-dev
   chromium
 )
 missing=()
