@@ -53,23 +53,33 @@ class CudaScheduleRun final : public PreparedCollective {
   void run(const void* send, void* recv, Deadline d) override {
     last_.reset();
     ScopedDevice on(device_);
-    DeviceCall call;
-    call.body = [this, send, recv, d](cudaStream_t s) { enqueue(send, recv, s, d); };
-    call.key = {send, recv};
-    last_ = runner_.run(call, d);
+    last_ = runner_.run(callFor(send, recv, d), d);
   }
 
-  std::optional<double> runBatch(const void* send, void* recv, int calls, Deadline d) override {
+  void prepareBatch(const void* send, void* recv, int calls, BatchShift shift,
+                    Deadline d) override {
     ScopedDevice on(device_);
-    DeviceCall call;
-    call.body = [this, send, recv, d](cudaStream_t s) { enqueue(send, recv, s, d); };
-    call.key = {send, recv};
-    return runner_.runBatch(call, calls, d);
+    runner_.prepareBatch(callFor(send, recv, d), calls, shift);
+  }
+
+  std::optional<double> runBatch(const void* send, void* recv, int calls, BatchShift shift,
+                                 Deadline d) override {
+    ScopedDevice on(device_);
+    return runner_.runBatch(callFor(send, recv, d), calls, shift, d);
   }
 
   std::optional<double> lastDeviceSeconds() const override { return last_; }
 
  private:
+  DeviceCall callFor(const void* send, void* recv, Deadline d) {
+    DeviceCall call;
+    call.body = [this, send, recv, d](cudaStream_t s, size_t moved) {
+      enqueue(static_cast<const char*>(send) + moved, static_cast<char*>(recv) + moved, s, d);
+    };
+    call.key = {send, recv};
+    return call;
+  }
+
   char* at(const Span& span, const void* send, void* recv) const {
     char* base = nullptr;
     switch (span.buf) {
@@ -240,7 +250,7 @@ std::unique_ptr<PreparedCollective> prepareCudaSchedule(Communicator& comm, cons
   GpuOptions gpu = gpuOptionsFrom(options);
   Deadline d = Deadline::after(gpu.prepareTimeoutSeconds);
   int device = deviceForRank(comm);
-  checkCuda(cudaSetDevice(device), "cudaSetDevice");
+  setThreadDevice(device);
   checkDistinctDevices(comm, device, d);
   auto nccl = NcclCommPool::forThisThread().acquire(comm, device, {}, d);
   return std::make_unique<CudaScheduleRun>(args, comm.size(), std::move(schedule), gpu, device,
