@@ -274,8 +274,15 @@ if [[ -n $nccl_tests ]]; then
     finish nccl-tests-build ok "" "$secs" "$rc"
     nt_dir="$out/nccl-tests-build"
     for c in all_reduce all_gather; do
-      step "nccl-tests-$c" 60 env LD_LIBRARY_PATH="$nccl_home/lib:${LD_LIBRARY_PATH:-}" "$nt_dir/${c}_perf" -b 8 -e 1G -f 4 -g 1
-      if ((rc == 0)); then finish "nccl-tests-$c" ok "" "$secs" "$rc"; else finish "nccl-tests-$c" failed "exit $rc: $(reason_of "$log")" "$secs" "$rc"; fi
+      # The same warm-up and iterations as collbench's nccl-tests mode (-w 5 -n 20).
+      step "nccl-tests-$c" 60 env LD_LIBRARY_PATH="$nccl_home/lib:${LD_LIBRARY_PATH:-}" "$nt_dir/${c}_perf" -b 8 -e 1G -f 4 -g 1 -w 5 -n 20
+      if ((rc == 0)); then
+        finish "nccl-tests-$c" ok "" "$secs" "$rc"
+      elif grep -qE "driver version is insufficient|no CUDA-capable device" "$log"; then
+        finish "nccl-tests-$c" unsupported "$(grep -m1 -oE "CUDA failure.*" "$log")" "$secs" "$rc"
+      else
+        finish "nccl-tests-$c" failed "exit $rc: $(reason_of "$log")" "$secs" "$rc"
+      fi
     done
   fi
 fi
