@@ -2,17 +2,21 @@
 // one-rank path is a copy and the ring schedule is one copy, so these run the reduction and scale
 // kernels of the CUDA executor against the host's reduction (the same functors, core/Reduce.h)
 // for every type and every operator the type has, on sizes below one block, across blocks, and
-// past the grid (grid-stride loops), and compare every byte. They need a GPU and skip with the
-// no-device line without one; on a GPU they must pass, not skip.
+// past the grid (grid-stride loops), and compare every byte; and every hand-written algorithm for
+// several ranks through the executor's step code on the one GPU. They need a GPU and skip with
+// the no-device line without one; on a GPU they must pass, not skip.
 #if defined(COLLBENCH_HAVE_CUDA)
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "bench/Verify.h"
+#include "collectives/algorithms/Algorithms.h"
 #include "collectives/nccl/CudaCheck.h"
+#include "collectives/nccl/CudaSchedule.h"
 #include "collectives/nccl/DeviceReduce.h"
 #include "collectives/nccl/GpuBuffers.h"
 #include "collectives/nccl/GpuDevice.h"
@@ -91,6 +95,62 @@ TEST(GpuDevice, InPlaceReductionAndScaleEqualTheHost) {
           << dataTypeName(t) << " / " << divisor;
     }
   }
+}
+
+// Every hand-written algorithm's schedules for 2..5 ranks, run by the executor's own step code
+// (enqueueLocalSteps, enqueueRecvReduces, planCudaPhase, staging offsets) on one GPU, the ranks'
+// communication as device copies (runSchedulesOnOneDevice), checked element by element: what
+// the CUDA executor does for several ranks, where NCCL would need one GPU per rank.
+TEST(GpuDevice, CudaExecutorStepsForSeveralRanksOnOneDevice) {
+  if (auto why = gpuUnavailableReason()) GTEST_SKIP() << *why;
+  setThreadDevice(0);
+  int checked = 0;
+  for (const AlgorithmInfo& algo : algorithms()) {
+    for (int n = 2; n <= 5; ++n) {
+      for (size_t count : {size_t{1}, size_t{1000}, size_t{65537}}) {
+        CollArgs args;
+        args.coll = algo.coll;
+        args.dtype = DataType::kInt32;
+        args.count = count;
+        args.root = n > 2 ? 2 : 0;
+        AlgoOptions opts;
+        if (algo.unsupported && algo.unsupported(n, args, opts)) continue;
+        const size_t es = dataTypeSize(args.dtype);
+        std::vector<Schedule> schedules;
+        std::vector<std::unique_ptr<DeviceBuffer>> owned;
+        std::vector<DeviceSpans> spans;
+        std::vector<char*> staging;
+        auto device = [&](size_t elements) {
+          owned.push_back(std::make_unique<DeviceBuffer>(0, std::max<size_t>(elements, 1) * es));
+          return static_cast<char*>(owned.back()->data());
+        };
+        for (int r = 0; r < n; ++r) {
+          schedules.push_back(algo.build(r, n, args, opts));
+          const Schedule& sch = schedules.back();
+          std::vector<std::byte> input(sendCount(args, n) * es);
+          fillInput(args, r, n, 5, input.data());
+          char* send = device(sch.sendCount);
+          owned.back()->upload(0, input.data(), input.size());
+          spans.push_back({send, device(sch.recvCount), device(sch.scratchCount), es});
+          staging.push_back(device(cudaStagingCount(sch)));
+        }
+        runSchedulesOnOneDevice(schedules, spans, staging, args, nullptr);
+        checkCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        for (int r = 0; r < n; ++r) {
+          const size_t rb = recvCount(args, n) * es;
+          std::vector<std::byte> expected(rb), got(rb);
+          if (!expectedOutput(args, r, n, 5, expected.data())) continue;
+          checkCuda(cudaMemcpy(got.data(), spans[r].recv, rb, cudaMemcpyDeviceToHost),
+                    "cudaMemcpy");
+          EXPECT_EQ(countWrong(args.dtype, got.data(), expected.data(), recvCount(args, n)), 0)
+              << algo.name << " " << collectiveName(algo.coll) << " n=" << n << " count=" << count
+              << " rank " << r;
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 50);
 }
 
 }  // namespace
