@@ -311,6 +311,10 @@ def points(pattern):
 def ok(p, coll, placement="out"):
     return p.get("status") == "ok" and p.get("collective") == coll and p.get("placement") == placement
 print("\n# figures")
+# The CUDA runtime and the NCCL library actually loaded, from the run header.
+for log in sorted(glob.glob(os.path.join(out, "*-nccl-nccltests.log"))):
+    versions = [l.strip() for l in open(log, errors="replace") if l.startswith("# cuda")]
+    print("loaded: %s" % (versions[0].lstrip("# ") if versions else "n/a (no run header)"))
 copy = [p for p in points("*-d2d-copy.run.json") if p.get("status") == "ok"]
 print("device-to-device copy (1 GiB, GB/s of data moved): %s" %
       ("%.1f" % copy[0]["algbw_gbps"] if copy else "n/a (step not ok)"))
