@@ -249,7 +249,8 @@ int doReplay(const ReplayCliOptions& c) {
     std::string variants;
     for (const auto& [k, name] : t.variants) {
       if (variants.find(name) == std::string::npos)
-        variants += (variants.empty() ? "" : "+") + name;
+        if (!variants.empty()) variants += '+';
+      variants += name;
     }
     total.variant = variants;
     total.dtype = "";

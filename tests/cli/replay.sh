@@ -55,7 +55,8 @@ expect 2 "$cb" replay "$tmp/mix.{rank}.et" --db "$bad"
 one_line "rank 1's op 0 on the world is allgather"
 expect 2 "$mpirun" --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none \
   -np 3 "$cb" replay "$dlrm" --db "$bad"
-one_line "8 rank traces for a world of 3 ranks"
+[ "$(grep -c '^collbench: ' <<<"$err")" -eq 1 ] || fail "expected one collbench line: $err"
+has "$err" "8 rank traces for a world of 3 ranks"
 if [ -e "$bad" ]; then
   n=$(sqlite3 "$bad" "SELECT COUNT(*) FROM results" 2>/dev/null || echo 0)
   [ "$n" = 0 ] || fail "bad traces stored $n results"
@@ -109,7 +110,7 @@ for k in all_gather all_reduce all_to_all reduce_scatter; do
 done
 expect 0 "$cb" replay "$ring" -n 2 --gaps recorded --no-db
 has "$out" "# verified once: 0 wrong element(s)"
-grep -qE "^send +world +float +131072 +2 +14 " <<<"$out" || fail "no send row: $out"
+grep -qE "^send +world +float +131072 +2 +112 " <<<"$out" || fail "no send row: $out"
 expect 0 "$cb" replay "$dlrm" --ranks 4 -n 2 --no-db
 has "$out" "# verified once: 0 wrong element(s)"
 has "$out" "# --ranks 4: the traces of ranks 0..3 of 8"
