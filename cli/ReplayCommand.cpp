@@ -36,7 +36,7 @@ struct ReplayCliOptions {
   std::string ops;
   double scaleSize = 1;
   std::string gaps = "none";
-  bool dryRun = false, allRanks = false;
+  bool dryRun = false, allRanks = false, sync = false;
   int iters = 5, warmup = 1, check = 1;
   double timeout = 300;
   std::string algo, transport;
@@ -160,6 +160,7 @@ int doReplay(const ReplayCliOptions& c) {
   ro.warmup = c.warmup;
   ro.checkRounds = c.check;
   ro.timeoutSeconds = c.timeout;
+  ro.syncOps = c.sync;
   ro.variant.schedule.transport = c.transport;
   ro.variant.prepareTimeoutSeconds = c.timeout;
   if (!c.transport.empty()) checkTransportName(c.transport);
@@ -212,9 +213,9 @@ int doReplay(const ReplayCliOptions& c) {
     if (root) {
       std::vector<std::string> lines{
           fmt::format("# replay {} ({}, {}), {} rank trace(s) on {} ranks, -n {} -w {} -c {}, "
-                      "--gaps {}",
+                      "--gaps {}{}",
                       set.name, set.ranks[0].format, set.hash, set.recordedRanks, set.ranks.size(),
-                      c.iters, c.warmup, c.check, c.gaps)};
+                      c.iters, c.warmup, c.check, c.gaps, c.sync ? ", --sync" : "")};
       for (const auto& n : set.notes) lines.push_back("# " + n);
       s.printHeader(out, lines);
       std::fflush(out);
@@ -300,6 +301,9 @@ void setupReplayCommand(CLI::App& app, Action& action) {
   sub->add_option("--gaps", o->gaps,
                   "Compute between ops: none, recorded (sleep the trace's gaps), scale=X")
       ->capture_default_str();
+  sub->add_flag("--sync", o->sync,
+                "A barrier before each collective, outside the timer (as `run` times calls): "
+                "per-op times without the arrival skew of the op before");
   sub->add_flag("--dry-run", o->dryRun, "Print the op table and totals per op kind and group");
   sub->add_flag("--all-ranks", o->allRanks, "--dry-run: every rank's op table, not rank 0's");
   sub->add_option("-n,--iters", o->iters, "Timed replays")->capture_default_str();

@@ -295,6 +295,9 @@ struct ReplayEngine::Impl {
     double comm = 0;
     for (const auto& c : calls) {
       gap(c);
+      if (o.syncOps && !isPointToPoint(ops[c.first].kind)) {
+        c.team->comm().barrier(deadline());
+      }
       const auto t0 = SteadyClock::now();
       runCall(c);
       const double dt = std::chrono::duration<double>(SteadyClock::now() - t0).count();

@@ -30,6 +30,9 @@ struct ReplayOptions {
   int checkRounds = 1;  // 0: no verification; else every op verified once
   double gapScale = 0;  // 0: no gaps; 1: as recorded
   double timeoutSeconds = 300;
+  // A barrier on the op's group before each collective, outside the timer (as `run` times a
+  // call): per-op times without the previous op's arrival skew. Off: ops flow as in the job.
+  bool syncOps = false;
 };
 
 // The variant names --algo picks for each op kind of the set (alltoallv/send/recv:

@@ -1,6 +1,7 @@
 #include "replay/ReplayReport.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -120,15 +121,13 @@ void printOpTable(std::FILE* out, const TraceSet& s, bool allRanks) {
                "group", "dtype", "count", "bytes", "peer", "recorded_us", "gap_us", "node");
     for (size_t i = 0; i < t.ops.size(); ++i) {
       const CommOp& op = t.ops[i];
-      std::string peer = op.peer >= 0   ? std::to_string(op.peer)
-                         : op.root >= 0 ? "r" + std::to_string(op.root)
-                                        : "-";
+      const std::string peer = op.peer >= 0   ? fmt::format("{}", op.peer)
+                               : op.root >= 0 ? fmt::format("r{}", op.root)
+                                              : std::string("-");
       std::string node = op.node;
       if (op.kind == OpKind::kAllToAllV) {
-        node += " in";
-        for (auto x : op.inSplits) node += " " + std::to_string(x);
-        node += " out";
-        for (auto x : op.outSplits) node += " " + std::to_string(x);
+        node +=
+            fmt::format(" in {} out {}", fmt::join(op.inSplits, " "), fmt::join(op.outSplits, " "));
       }
       fmt::print(out, "{:>5} {:<14} {:<8} {:<9} {:>12} {:>12} {:>6} {:>12} {:>10}  {}{}\n", i,
                  opKindName(op.kind), groupName(op.group), dataTypeName(op.dtype), op.count,

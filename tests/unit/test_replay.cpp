@@ -267,7 +267,7 @@ TEST(ReplayFuzz, MutatedTracesNeverCrash) {
         case 2: b.insert(at, 1, static_cast<char>(rng())); break;
         default: b[at] = "0123456789[]{},:-\"'"[rng() % 19];
       }
-      if (b.empty()) b = "x";
+      if (b.empty()) b.assign(1, 'x');
     }
     try {
       parseTrace("fuzz", b);
