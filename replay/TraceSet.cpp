@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <glob.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,11 +16,6 @@ namespace {
 constexpr std::string_view kRank = "{rank}";
 constexpr int kMaxTraceRanks = 4096;
 
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 std::string expand(const std::string& pattern, int rank) {
   std::string out = pattern;
   for (size_t at = out.find(kRank); at != std::string::npos; at = out.find(kRank, at)) {
@@ -30,19 +24,24 @@ std::string expand(const std::string& pattern, int rank) {
   return out;
 }
 
-// The one file a Kineto pattern names for `rank` (wildcards allowed after {rank}).
-std::string kinetoFile(const std::string& pattern, int rank) {
+// The files a pattern names for `rank`: {rank} expanded, then shell wildcards (Kineto's file
+// names carry a timestamp: worker{rank}_step_12.*.pt.trace.json).
+std::vector<std::string> filesFor(const std::string& pattern, int rank) {
   const std::string p = expand(pattern, rank);
   glob_t g{};
-  const int rc = ::glob(p.c_str(), 0, nullptr, &g);
   std::vector<std::string> found;
-  if (rc == 0) {
+  if (::glob(p.c_str(), 0, nullptr, &g) == 0) {
     for (size_t i = 0; i < g.gl_pathc; ++i) found.emplace_back(g.gl_pathv[i]);
   }
   globfree(&g);
+  return found;
+}
+
+std::string oneFileFor(const std::string& flag, const std::string& pattern, int rank) {
+  auto found = filesFor(pattern, rank);
   if (found.size() != 1) {
-    throw UsageError(
-        fmt::format("--kineto {}: {} files for rank {} (need exactly one)", p, found.size(), rank));
+    throw UsageError(fmt::format("{} {}: {} files for rank {} (need exactly one)", flag,
+                                 expand(pattern, rank), found.size(), rank));
   }
   return found[0];
 }
@@ -103,9 +102,8 @@ TraceSet loadTraceSet(const TraceSetOptions& o) {
     files.push_back(o.traces[0]);
   } else if (o.traces.size() == 1 && o.traces[0].find(kRank) != std::string::npos) {
     for (int r = 0; r < kMaxTraceRanks; ++r) {
-      const std::string f = expand(o.traces[0], r);
-      if (!exists(f)) break;
-      files.push_back(f);
+      if (filesFor(o.traces[0], r).empty()) break;
+      files.push_back(oneFileFor("trace", o.traces[0], r));
     }
     if (files.empty()) {
       throw UsageError(
@@ -123,7 +121,7 @@ TraceSet loadTraceSet(const TraceSetOptions& o) {
       throw UsageError("--kineto needs a {rank} pattern for a trace of several ranks");
     }
     for (size_t r = 0; r < s.ranks.size(); ++r) {
-      const std::string f = kinetoFile(o.kineto, static_cast<int>(r));
+      const std::string f = oneFileFor("--kineto", o.kineto, static_cast<int>(r));
       RankTrace k = readHashed(f, hash);
       attachDurations(s.ranks[r], k);
     }
@@ -297,10 +295,12 @@ void fitToWorld(TraceSet& s, int world, int shrinkTo, double scaleSize) {
         } else {
           op.count = scaled(op.count, scaleSize);
         }
+        op.recordedUs = -1;  // a duration of the recorded size says nothing about another
       }
     }
-    s.notes.push_back(fmt::format("--scale-size {:g}: every message {:g} x its recorded size",
-                                  scaleSize, scaleSize));
+    s.notes.push_back(fmt::format(
+        "--scale-size {:g}: every message {:g} x its recorded size (recorded durations not shown)",
+        scaleSize, scaleSize));
   }
   // Every group's members must agree, op by op.
   for (const auto& [name, g] : s.groups) {

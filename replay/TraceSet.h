@@ -13,8 +13,9 @@
 namespace cb::replay {
 
 struct TraceSetOptions {
-  // One path with `{rank}` (expanded for 0, 1, ... while the file exists), or one path per rank
-  // in rank order, or one path replayed on every rank (useOneTrace).
+  // One path with `{rank}` (expanded for 0, 1, ... while a file matches; shell wildcards allowed
+  // after the expansion), or one path per rank in rank order, or one path replayed on every rank
+  // (useOneTrace).
   std::vector<std::string> traces;
   bool useOneTrace = false;
   // Kineto traces of the same job and ranks (`{rank}` pattern; shell wildcards allowed after the

@@ -237,6 +237,21 @@ TEST(ReplayBadTraces, ShrinkSaysHow) {
   }
 }
 
+TEST(ReplayBadTraces, OpsFilterAndScaleSize) {
+  TraceSetOptions o;
+  o.traces = {data("pytorch-et/param-dlrm-8rank/dlrm_eg_{rank}.json.gz")};
+  o.kineto = data("kineto/param-dlrm-8rank/worker{rank}_step_12.*.pt.trace.json.gz");
+  o.ops = {OpKind::kAllReduce};
+  TraceSet s = loadTraceSet(o);
+  fitToWorld(s, 8, 0, 0.5);
+  for (const auto& t : s.ranks) {
+    ASSERT_EQ(t.ops.size(), 3u);
+    EXPECT_EQ(t.ops[0].count, 197121u);  // 394241 / 2, rounded
+    EXPECT_EQ(t.ops[0].recordedUs, -1);  // not a duration of this size
+  }
+  EXPECT_EQ(s.notes.size(), 2u);
+}
+
 // Mutated traces: every outcome is a parsed trace or a UsageError, never a crash or another
 // exception.
 TEST(ReplayFuzz, MutatedTracesNeverCrash) {
@@ -349,6 +364,17 @@ TEST(ReplayLocal, ChakraAndResnetOnTwo) {
   replayLocal(load({data("pytorch-et/param-resnet-ddp-2rank/resnet_2gpu_et.json.gz")}, true), 2,
               "ring,binomial", wrong);
   EXPECT_EQ(wrong, 0);
+}
+
+// A Kineto trace set alone replays too (all_to_allv as even all_to_all: Kineto has no splits).
+TEST(ReplayLocal, KinetoAloneOnEight) {
+  TraceSet s = load({data("kineto/param-dlrm-8rank/worker{rank}_step_12.*.pt.trace.json.gz")});
+  ASSERT_EQ(s.recordedRanks, 8);
+  EXPECT_EQ(totals(s.ranks[3])["alltoall"].ops, 5);
+  int64_t wrong = -1;
+  ReplaySummary sum = replayLocal(s, 8, "ring", wrong);
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(sum.recordedCommUs, 0);
 }
 
 }  // namespace
