@@ -377,5 +377,59 @@ TEST(ReplayLocal, KinetoAloneOnEight) {
   EXPECT_GT(sum.recordedCommUs, 0);
 }
 
+// Process groups become sub-teams: ranks {0,1} and {2,3} each run their group's ops (a 1.1.0 ET
+// written here: the fixtures only use the world group).
+TEST(ReplayLocal, ProcessGroupsRunOnSubTeams) {
+  TraceSet s;
+  s.name = "groups";
+  for (int r = 0; r < 4; ++r) {
+    const std::string g = r < 2 ? "1" : "2";
+    const int peer = r ^ 1;
+    std::string json = R"J({"schema": "1.1.0-chakra.0.0.4", "nodes": [
+      {"id": 2, "name": "## process_group:init ##", "inputs": {"values": ["[{\"pg_name\": \"0\", \"ranks\": [], \"group_size\": 4}, {\"pg_name\": \"1\", \"ranks\": [0, 1], \"group_size\": 2}, {\"pg_name\": \"2\", \"ranks\": [2, 3], \"group_size\": 2}]"], "types": ["String"]}},
+      {"id": 10, "name": "record_param_comms", "inputs": {"values": [[[1, 1, 0, 1000, 4,
+       "cpu"]], 1, ["G", ""], 0, "allreduce", [], [], 0, 1, 2], "types":
+       ["GenericList[Tensor(float)]"]}},
+      {"id": 11, "name": "record_param_comms", "inputs": {"values": [[[1, 1, 0, 300, 8,
+       "cpu"]], 2, ["G", ""], 1, "broadcast", [], [], 0, 1, 2], "types":
+       ["GenericList[Tensor(long)]"]}},
+      {"id": 12, "name": "record_param_comms", "inputs": {"values": [[[1, 1, 0, 24, 4, "cpu"]],
+       3, ["G", ""], 0, "all_to_allv", [SPLITS], [SPLITS], 0, 1, 2], "types":
+       ["GenericList[Tensor(int)]"]}},
+      {"id": 13, "name": "record_param_comms", "inputs": {"values": [[[1, 1, 0, 64, 4, "cpu"]],
+       4, ["0", ""], 0, "allreduce", [], [], 0, 1, 4], "types":
+       ["GenericList[Tensor(float)]"]}},
+      {"id": 14, "name": "record_param_comms", "inputs": {"values": [[[1, 1, 0, 5, 4, "cpu"]],
+       5, ["0", ""], PEER, "send", [], [], 0, 1, 4], "types": ["GenericList[Tensor(float)]"]}},
+      {"id": 15, "name": "record_param_comms", "inputs": {"values": [[[1, 1, 0, 5, 4, "cpu"]],
+       6, ["0", ""], PEER, "recv", [], [], 0, 1, 4], "types": ["GenericList[Tensor(float)]"]}}
+    ]})J";
+    for (auto [from, to] : {std::pair<std::string, std::string>{"\"G\"", "\"" + g + "\""},
+                            {"SPLITS", "12, 12"},
+                            {"PEER", std::to_string(peer)}}) {
+      for (size_t at = json.find(from); at != std::string::npos; at = json.find(from, at)) {
+        json.replace(at, from.size(), to);
+      }
+    }
+    s.ranks.push_back(parseTrace("groups." + std::to_string(r), json));
+  }
+  s.recordedRanks = 4;
+  EXPECT_TRUE(s.ranks[1].ops[5].withPrevious);  // the recv goes with the send before it
+  int64_t wrong = -1;
+  ReplaySummary sum = replayLocal(s, 4, "ring,binomial", wrong);
+  EXPECT_EQ(wrong, 0);
+  int sub = 0;
+  for (const auto& r : sum.rows) {
+    if (r.group == "1" || r.group == "2") {
+      EXPECT_EQ(r.nranks, 2) << opKindName(r.kind);
+      ++sub;
+    }
+    if (r.group.empty() && r.kind == OpKind::kAllReduce) {
+      EXPECT_EQ(r.nranks, 4);
+    }
+  }
+  EXPECT_EQ(sub, 6);  // 3 op kinds x 2 groups
+}
+
 }  // namespace
 }  // namespace cb::replay
