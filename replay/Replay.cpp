@@ -62,12 +62,6 @@ std::map<OpKind, std::string> chooseVariants(const TraceSet& s, const ReplayOpti
       auto c = collectiveOf(op.kind);
       const VariantInfo* v = c ? pick(reg, *c, o.algos) : nullptr;
       if (v) {
-        if (v->memory != MemoryKind::kHost) {
-          throw UsageError(fmt::format(
-              "--algo {}: replay runs on host memory; {} variants on device memory are not wired "
-              "into replay yet",
-              v->name, v->backend));
-        }
         out[op.kind] = v->backend == "hand" ? v->name + "/" + transport : v->name;
       } else if (op.kind == OpKind::kBarrier) {
         out[op.kind] = "barrier";
@@ -101,6 +95,7 @@ struct ReplayEngine::Impl {
     size_t first = 0, last = 0;  // ops [first, last] run as one unit
     Team* team = nullptr;
     Transport* transport = nullptr;
+    const VariantInfo* variant = nullptr;  // a registry collective's variant
     PreparedCollective* prepared = nullptr;
     CollArgs args;
     int n = 1, grank = 0;
@@ -179,6 +174,7 @@ struct ReplayEngine::Impl {
       auto coll = collectiveOf(op.kind);
       const VariantInfo* v = coll ? pick(reg, *coll, o.algos) : nullptr;
       if (v) {
+        c.variant = v;
         c.args.coll = *coll;
         c.args.dtype = op.dtype;
         c.args.op = RedOp::kSum;
@@ -222,6 +218,28 @@ struct ReplayEngine::Impl {
       calls.push_back(c);
       i = c.last;
     }
+    // One pair of buffers for every op, of the memory the variants use (device memory for GPU
+    // variants: their allocator, as the sweep does). The pairwise exchanges move host memory.
+    const VariantInfo* memoryOf = nullptr;
+    bool exchanges = false;
+    for (const auto& c : calls) {
+      exchanges = exchanges || c.transport;
+      const VariantInfo* v = c.variant;
+      if (!v) continue;
+      if (!memoryOf) memoryOf = v;
+      if (v->memory != memoryOf->memory) {
+        throw UsageError(
+            fmt::format("--algo: {} and {} use different memory; replay runs every "
+                        "op on one pair of buffers",
+                        memoryOf->name, v->name));
+      }
+    }
+    if (memoryOf && memoryOf->memory != MemoryKind::kHost && exchanges) {
+      throw UsageError(fmt::format(
+          "--algo {}: device memory, but this trace's all_to_allv/send/recv are replayed over "
+          "host transports (leave them out with --ops, or give a host variant)",
+          memoryOf->name));
+    }
     // Prepare every distinct call once, in key order (the same on every member of a group).
     for (auto& [key, prep] : prepared) {
       const auto& [group, coll, dtype, count, root] = key;
@@ -248,12 +266,16 @@ struct ReplayEngine::Impl {
                          .get();
       }
     }
-    HostAllocator alloc;
-    sendBuf = alloc.allocate(sendBytes);
-    recvBuf = alloc.allocate(recvBytes);
+    std::unique_ptr<BufferAllocator> alloc = memoryOf && memoryOf->allocator
+                                                 ? memoryOf->allocator(world.comm())
+                                                 : std::make_unique<HostAllocator>();
+    sendBuf = alloc->allocate(sendBytes);
+    recvBuf = alloc->allocate(recvBytes);
     sendBuf->faultIn();
     recvBuf->faultIn();
-    std::memset(sendBuf->data(), 0x3c, sendBytes);  // a fixed pattern: timed data never denormal
+    // A fixed pattern: timed data is never denormal.
+    sendBuf->upload(0, std::vector<uint8_t>(sendBytes, 0x3c).data(), sendBytes);
+    if (sendBuf->kind() != MemoryKind::kHost) return;  // no exchanges (refused above)
     auto* send = static_cast<uint8_t*>(sendBuf->data());
     auto* recv = static_cast<uint8_t*>(recvBuf->data());
     for (auto& c : calls) {
@@ -318,14 +340,17 @@ struct ReplayEngine::Impl {
       const Call& c = calls[ci];
       const uint64_t seed = 0x5eed + ci;
       if (c.prepared) {
+        // bench/Verify's chunked patterns through upload/download: host or device memory alike.
         const size_t e = dataTypeSize(c.args.dtype);
-        fillInput(c.args, c.grank, c.n, seed, send);
-        std::memset(recv, 0xa5, recvCount(c.args, c.n) * e);
+        uploadPoison([&](size_t off, const void* h, size_t n) { recvBuf->upload(off, h, n); },
+                     recvCount(c.args, c.n) * e);
+        uploadInput(c.args, c.grank, c.n, seed,
+                    [&](size_t off, const void* h, size_t n) { sendBuf->upload(off, h, n); });
         runCall(c);
-        HostBuffer expected(std::max<size_t>(recvCount(c.args, c.n) * e, 1));
-        if (expectedOutput(c.args, c.grank, c.n, seed, expected.data())) {
-          wrong += countWrong(c.args, c.n, recv, expected.data(), recvCount(c.args, c.n));
-        }
+        const int64_t w = checkOutput(
+            c.args, c.grank, c.n, seed,
+            [&](size_t off, void* h, size_t n) { recvBuf->download(off, h, n); }, 1);
+        if (w > 0) wrong += w;
         continue;
       }
       if (!c.transport) {

@@ -48,6 +48,10 @@ one_line "--ops: unknown op 'gather'"
 expect 2 "$cb" replay "$T/chakra-et/astra-sim-microbench-4npus/all_reduce/all_reduce.{rank}.et" \
   --algo nosuch --db "$bad"
 one_line "--algo nosuch: no allreduce variant"
+# GPU variants run on device memory; the DLRM's all_to_allv goes over host transports (and a
+# build or machine without a GPU says so): one line either way.
+expect 2 "$cb" replay "$dlrm" --algo nccl --db "$bad"
+one_line "nccl"
 # Ranks that disagree: rank 1 of a 2-rank set is another job's trace.
 cp "$T/chakra-et/astra-sim-microbench-4npus/all_reduce/all_reduce.0.et" "$tmp/mix.0.et"
 cp "$T/chakra-et/astra-sim-microbench-4npus/all_gather/all_gather.1.et" "$tmp/mix.1.et"
