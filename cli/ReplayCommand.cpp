@@ -1,9 +1,10 @@
 // `collbench replay TRACE...`: a recorded job's communication (PyTorch ET, Kineto or Chakra .et
 // traces, one per rank) run op by op on this world with the chosen variant (replay/Replay.h).
-// Stored as a run: one result per op kind, group and size (collective "replay:<op>", placement
-// "replay" or "replay:pg<name>"), one for the whole replay ("replay:total", size = bytes per
-// replay, time = communication time of the slowest rank), the trace's name and hash in the run's
-// "replay" detail; so runs/show/compare/gate/history/export work on it as on `run`.
+// Stored as a run: one result per op kind, group and size (collective "replay-<op>" like the
+// proxies' "proxy-dp": a ':' would split history's and gate's CASE syntax; placement "out", the
+// group in the variant as "<variant>@pg<name>"), one for the whole replay ("replay-total", size =
+// bytes per replay, time = communication time of the slowest rank), the trace's name and hash in
+// the run's "replay" detail; so runs/show/compare/gate/history/export work on it as on `run`.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -63,8 +64,8 @@ double gapScale(const std::string& g) {
   throw UsageError(fmt::format("--gaps '{}' is not recorded, none or scale=X (X >= 0)", g));
 }
 
-std::string rowPlacement(const std::string& group) {
-  return group.empty() ? "replay" : "replay:pg" + group;
+std::string rowVariant(const std::string& variant, const std::string& group) {
+  return group.empty() ? variant : fmt::format("{}@pg{}", variant, group);
 }
 
 nlohmann::json detail(const TraceSet& set, const ReplaySummary& sum, const ReplayTimes& t,
@@ -228,8 +229,8 @@ int doReplay(const ReplayCliOptions& c) {
     for (const auto& r : sum.rows) {
       ResultRecord rec;
       rec.runId = s.runId();
-      rec.collective = fmt::format("replay:{}", opKindName(r.kind));
-      rec.variant = t.variants.count(r.kind) ? t.variants.at(r.kind) : "?";
+      rec.collective = fmt::format("replay-{}", opKindName(r.kind));
+      rec.variant = rowVariant(t.variants.count(r.kind) ? t.variants.at(r.kind) : "?", r.group);
       rec.dtype = std::string(dataTypeName(r.dtype));
       rec.op = r.kind == OpKind::kAllReduce || r.kind == OpKind::kReduceScatter ||
                        r.kind == OpKind::kReduce
@@ -237,7 +238,7 @@ int doReplay(const ReplayCliOptions& c) {
                    : "none";
       rec.sizeBytes = r.bytes;
       rec.count = r.count;
-      rec.placement = rowPlacement(r.group);
+      rec.placement = "out";  // replay buffers are out of place
       rec.nranks = r.nranks;
       rec.algbw = r.algbw;
       rec.busbw = r.busbw;
@@ -246,7 +247,7 @@ int doReplay(const ReplayCliOptions& c) {
     }
     ResultRecord total;
     total.runId = s.runId();
-    total.collective = "replay:total";
+    total.collective = "replay-total";
     std::string variants;
     for (const auto& [k, name] : t.variants) {
       if (variants.find(name) == std::string::npos)
@@ -257,7 +258,7 @@ int doReplay(const ReplayCliOptions& c) {
     total.dtype = "";
     total.op = "none";
     total.sizeBytes = sum.bytesPerReplay;
-    total.placement = "replay";
+    total.placement = "out";
     total.nranks = static_cast<int>(set.ranks.size());
     if (t.wrong >= 0) total.wrong = t.wrong;
     const double tt = pick(sum.comm, stat);

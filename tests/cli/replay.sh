@@ -123,14 +123,16 @@ has "$out" "# --ranks 4: the traces of ranks 0..3 of 8"
 expect 0 "$cb" runs --db "$db"
 has "$out" "dlrm"
 expect 0 "$cb" show 1 --db "$db"
-has "$out" "replay:alltoallv"
-has "$out" "replay:total"
+has "$out" "replay-alltoallv"
+has "$out" "replay-total"
 expect 0 "$cb" compare 1 2 --db "$db"
+expect 0 "$cb" history --db "$db" replay-allreduce:ring/local
+has "$out" "1576964"
 "$cb" gate --db "$db" --baseline 1 --candidate 2 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 { [ "$rc" -le 1 ] || [ "$rc" -eq 3 ]; } || fail "gate on two replay runs exited $rc: $(cat "$tmp/err")"
 expect 0 "$cb" export results --db "$db" --format csv --output "$tmp/x.csv" --run 1
-grep -q "replay:allreduce" "$tmp/x.csv" || fail "export has no replay rows"
+grep -q "replay-allreduce" "$tmp/x.csv" || fail "export has no replay rows"
 detail=$(sqlite3 "$db" "SELECT json FROM run_details WHERE run_id = 1 AND kind = 'replay'" 2>&1)
 has "$detail" '"hash":"fnv1a64:'
 has "$detail" '"recorded_us"'
