@@ -13,12 +13,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench/MemoryFit.h"
 #include "cli/Command.h"
 #include "cli/PlacementOptions.h"
 #include "cli/RunContext.h"
 #include "cli/Validate.h"
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Error.h"
+#include "core/Size.h"
 #include "core/Text.h"
 #include "replay/Replay.h"
 #include "replay/ReplayReport.h"
@@ -138,6 +140,25 @@ void printSummary(std::FILE* out, const ReplaySummary& sum, const ReplayTimes& t
   if (t.wrong >= 0) fmt::print(out, "# verified once: {} wrong element(s)\n", t.wrong);
 }
 
+// Collective: the largest op's buffers (and a verification's expected output) x the ranks on
+// this host fit in its available memory; else the same one line on every rank, before anything
+// is allocated (a trace's sizes, or --scale-size, can ask for more than the machine has).
+void checkReplayMemory(Team& team, const TraceSet& set, double timeoutSeconds) {
+  const uint64_t perRank = largestBuffers(set) * 3 / 2;
+  const int onHost = team.hosts().localSize.at(team.rank());
+  const HostMemory host = readHostMemory();
+  std::string error;
+  if (!host.source.empty() && perRank > host.availableBytes / std::max(onHost, 1)) {
+    error = fmt::format(
+        "the trace's largest op needs about {} per rank x {} rank(s) on this host, but only {} is "
+        "available ({}); lower --scale-size, leave ops out with --ops, or use fewer ranks per host",
+        formatSize(perRank), onHost, formatSize(host.availableBytes), host.source);
+  }
+  for (const auto& e : team.comm().allgatherStrings(error, Deadline::after(timeoutSeconds))) {
+    if (!e.empty()) throw UsageError(e);
+  }
+}
+
 int doReplay(const ReplayCliOptions& c) {
   TraceSetOptions to;
   to.traces = c.traces;
@@ -207,7 +228,8 @@ int doReplay(const ReplayCliOptions& c) {
     if (loadError) std::rethrow_exception(loadError);
     TraceSet set = loaded;
     fitToWorld(set, s.team().size(), c.ranks, c.scaleSize);  // every rank alike
-    ReplayEngine engine(s.team(), set, ro);                  // prepares: before the run begins
+    checkReplayMemory(s.team(), set, c.timeout);
+    ReplayEngine engine(s.team(), set, ro);  // prepares: before the run begins
     s.beginRun();
     const bool root = s.root();
     std::FILE* out = stdout;

@@ -149,6 +149,25 @@ int naturalWorldSize(const TraceSet& s) {
 
 const GroupInfo& groupOf(const TraceSet& s, const CommOp& op) { return s.groups.at(op.group); }
 
+uint64_t largestBuffers(const TraceSet& s) {
+  uint64_t most = 0;
+  for (const auto& t : s.ranks) {
+    uint64_t batch = 0;  // consecutive sends/receives share the buffers' regions
+    for (const auto& op : t.ops) {
+      const uint64_t n = isPointToPoint(op.kind) ? 1 : s.groups.at(op.group).members.size();
+      uint64_t out = op.bytes();
+      if (op.kind == OpKind::kAllGather) out *= n;
+      if (op.kind == OpKind::kAllToAllV) {
+        out = 0;
+        for (auto x : op.outSplits) out += x * dataTypeSize(op.dtype);
+      }
+      batch = op.withPrevious ? batch + op.bytes() : op.bytes();
+      most = std::max({most, op.bytes() + out, batch});
+    }
+  }
+  return most;
+}
+
 void fitToWorld(TraceSet& s, int world, int shrinkTo, double scaleSize) {
   if (world < 1) throw UsageError("replay needs at least one rank");
   if (s.oneTrace) {

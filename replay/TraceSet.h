@@ -58,6 +58,10 @@ int naturalWorldSize(const TraceSet& s);
 // meet its receive. Also applies scaleSize. UsageError naming a file and node otherwise.
 void fitToWorld(TraceSet& s, int world, int shrinkTo, double scaleSize);
 
+// Host memory one rank of the fitted set needs at most: the largest op's send and receive
+// buffers (an allgather receives group size x its count), as the engine allocates them.
+uint64_t largestBuffers(const TraceSet& s);
+
 // The group an op runs on.
 const GroupInfo& groupOf(const TraceSet& s, const CommOp& op);
 

@@ -52,6 +52,8 @@ one_line "--algo nosuch: no allreduce variant"
 # build or machine without a GPU says so): one line either way.
 expect 2 "$cb" replay "$dlrm" --algo nccl --db "$bad"
 one_line "nccl"
+expect 2 "$cb" replay "$resnet" --use-one-trace --scale-size 1e6 --db "$bad"
+one_line "the trace's largest op needs about"
 # Ranks that disagree: rank 1 of a 2-rank set is another job's trace.
 cp "$T/chakra-et/astra-sim-microbench-4npus/all_reduce/all_reduce.0.et" "$tmp/mix.0.et"
 cp "$T/chakra-et/astra-sim-microbench-4npus/all_gather/all_gather.1.et" "$tmp/mix.1.et"

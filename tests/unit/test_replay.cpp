@@ -295,6 +295,35 @@ TEST(ReplayFuzz, MutatedTracesNeverCrash) {
   EXPECT_GT(refused, 0);
 }
 
+// The same on real traces (fewer rounds: each is a whole file).
+TEST(ReplayFuzz, MutatedRealTracesNeverCrash) {
+  std::mt19937_64 rng(7);
+  const std::vector<std::string> seeds{
+      readTraceBytes(data("pytorch-et/param-dlrm-8rank/dlrm_eg_2.json.gz")),
+      readTraceBytes(
+          data("kineto/param-dlrm-8rank/worker5_step_12.1694128201549.pt.trace.json.gz")),
+      readTraceBytes(data("chakra-et/chakra-resnet-ddp/chakra.0.et.gz")).substr(0, 400000)};
+  int outcomes = 0;
+  for (int i = 0; i < 90; ++i) {
+    std::string b = seeds[i % seeds.size()];
+    for (int k = 0; k < 8; ++k) {
+      const size_t at = rng() % b.size();
+      if (rng() % 8 == 0) {
+        b.resize(at);
+      } else {
+        b[at] = "0123456789[]{},:-\"'x"[rng() % 20];
+      }
+      if (b.empty()) b.assign(1, 'x');
+    }
+    try {
+      parseTrace("fuzz", b);
+    } catch (const UsageError&) {
+    }
+    ++outcomes;
+  }
+  EXPECT_EQ(outcomes, 90);
+}
+
 // Replays on a thread world: every op verified once, times gathered on rank 0.
 ReplaySummary replayLocal(TraceSet s, int n, const std::string& algos, int64_t& wrong,
                           double gapScale = 0) {
