@@ -16,6 +16,7 @@
 namespace cb::cli {
 // Declared here rather than in Command.h, which every cli/ file includes (a CLI11 rebuild each).
 void setupDiagCommand(CLI::App& app, Action& action);
+void setupReplayCommand(CLI::App& app, Action& action);
 }  // namespace cb::cli
 
 int main(int argc, char** argv) {
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   cb::cli::setupDbCommand(app, action);
   cb::cli::setupReportCommand(app, action);
   cb::cli::setupTopoCommand(app, action);
+  cb::cli::setupReplayCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
