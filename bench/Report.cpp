@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "core/Text.h"
 
 namespace cb {
@@ -327,13 +328,20 @@ namespace {
 
 constexpr double kUs = 1e6;
 
+// What a point does not know is null (JSON) or an empty field (CSV), as in the database and
+// `export`: no root, not checked, or no time at all (an unsupported or failed point).
+bool measured(const PointResult& p) { return p.status == "ok" && p.iterations > 0; }
+
+nlohmann::json orNull(bool known, double v) { return known ? nlohmann::json(v) : nlohmann::json(); }
+
 nlohmann::json pointToJson(const PointResult& p) {
+  const bool m = measured(p);
   nlohmann::json j;
   j["collective"] = collectiveName(p.coll);
   j["variant"] = p.variant;
   j["dtype"] = dataTypeName(p.dtype);
   j["op"] = redOpName(p.op);
-  j["root"] = p.root;
+  j["root"] = p.root >= 0 ? nlohmann::json(p.root) : nlohmann::json();
   j["bytes"] = p.bytes;
   j["count"] = p.count;
   j["placement"] = placementName(p.placement);
@@ -341,19 +349,20 @@ nlohmann::json pointToJson(const PointResult& p) {
   j["status"] = p.status;
   j["message"] = p.message;
   j["iterations"] = p.iterations;
-  j["time_us"] = p.timeSeconds * kUs;
-  j["algbw_gbps"] = p.algbw;
-  j["busbw_gbps"] = p.busbw;
-  j["wrong"] = p.wrong;
+  j["time_us"] = orNull(m, p.timeSeconds * kUs);
+  j["algbw_gbps"] = orNull(m, p.algbw);
+  j["busbw_gbps"] = orNull(m, p.busbw);
+  j["wrong"] = p.wrong >= 0 ? nlohmann::json(p.wrong) : nlohmann::json();
   const Summary& s = p.summary;
+  const bool hasSummary = m && s.n > 0;
   j["summary_us"] = {{"n", s.n},
-                     {"median", s.median * kUs},
-                     {"mean", s.mean * kUs},
-                     {"min", s.min * kUs},
-                     {"max", s.max * kUs},
-                     {"p99", s.p99 * kUs},
-                     {"stddev", s.stddev * kUs},
-                     {"cv", s.cv}};
+                     {"median", orNull(hasSummary, s.median * kUs)},
+                     {"mean", orNull(hasSummary, s.mean * kUs)},
+                     {"min", orNull(hasSummary, s.min * kUs)},
+                     {"max", orNull(hasSummary, s.max * kUs)},
+                     {"p99", orNull(hasSummary, s.p99 * kUs)},
+                     {"stddev", orNull(hasSummary, s.stddev * kUs)},
+                     {"cv", orNull(hasSummary, s.cv)}};
   auto us = [](auto first, auto last) {
     nlohmann::json a = nlohmann::json::array();
     for (auto it = first; it != last; ++it) a.push_back(*it * kUs);
@@ -386,20 +395,14 @@ std::string csvField(std::string_view s) {
   return out + "\"";
 }
 
-void writeFile(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f || !(f << text) || !f.flush()) {
-    throw EnvironmentError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  }
-}
-
 }  // namespace
 
 std::string resultsToJson(const std::map<std::string, std::string>& header,
                           const std::vector<PointResult>& points) {
   nlohmann::json j;
   j["format"] = "collbench-results";
-  j["version"] = 1;
+  // 2: unknown values are null (version 1 wrote -1 and 0 for them).
+  j["version"] = 2;
   j["header"] = header;
   j["points"] = nlohmann::json::array();
   for (const auto& p : points) j["points"].push_back(pointToJson(p));
@@ -410,25 +413,30 @@ std::string resultsToCsv(const std::vector<PointResult>& points) {
   std::string out =
       "collective,variant,dtype,op,root,bytes,count,placement,nranks,status,iterations,time_us,"
       "algbw_gbps,busbw_gbps,wrong,median_us,mean_us,min_us,max_us,p99_us,stddev_us,cv,message\n";
+  auto field = [](bool known, auto v) { return known ? fmt::format("{}", v) : std::string(); };
   for (const auto& p : points) {
     const Summary& s = p.summary;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                       collectiveName(p.coll), csvField(p.variant), dataTypeName(p.dtype),
-                       redOpName(p.op), p.root, p.bytes, p.count, placementName(p.placement),
-                       p.nranks, csvField(p.status), p.iterations, p.timeSeconds * kUs, p.algbw,
-                       p.busbw, p.wrong, s.median * kUs, s.mean * kUs, s.min * kUs, s.max * kUs,
-                       s.p99 * kUs, s.stddev * kUs, s.cv, csvField(p.message));
+    const bool m = measured(p);
+    const bool hs = m && s.n > 0;
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        collectiveName(p.coll), csvField(p.variant), dataTypeName(p.dtype), redOpName(p.op),
+        field(p.root >= 0, p.root), p.bytes, p.count, placementName(p.placement), p.nranks,
+        csvField(p.status), p.iterations, field(m, p.timeSeconds * kUs), field(m, p.algbw),
+        field(m, p.busbw), field(p.wrong >= 0, p.wrong), field(hs, s.median * kUs),
+        field(hs, s.mean * kUs), field(hs, s.min * kUs), field(hs, s.max * kUs),
+        field(hs, s.p99 * kUs), field(hs, s.stddev * kUs), field(hs, s.cv), csvField(p.message));
   }
   return out;
 }
 
 void writeJsonFile(const std::string& path, const std::map<std::string, std::string>& header,
                    const std::vector<PointResult>& points) {
-  writeFile(path, resultsToJson(header, points));
+  writeOutputFile(path, resultsToJson(header, points), "--json");
 }
 
 void writeCsvFile(const std::string& path, const std::vector<PointResult>& points) {
-  writeFile(path, resultsToCsv(points));
+  writeOutputFile(path, resultsToCsv(points), "--csv");
 }
 
 // --- ReportSet ---------------------------------------------------------------------------------

@@ -58,17 +58,19 @@ struct Buffers {
 
 class BufferPool {
  public:
+  // `reserve`: allocate at least this many bytes per buffer the first time (nccl-tests mode: the
+  // run's largest side, so every point's calls can move through it as nccl-tests' do).
   Buffers get(BufferAllocator& alloc, MemoryKind kind, const CollArgs& args, int rank, int n,
-              Placement p) {
+              Placement p, size_t reserve = 0) {
     const size_t es = dataTypeSize(args.dtype);
     const size_t sb = sendCount(args, n) * es, rb = recvCount(args, n) * es;
     auto& slot = slots_[kind];
     Buffers buf;
     if (p == Placement::kOut) {
-      buf.sendStore = ensure(alloc, slot.a, sb);
-      buf.recvStore = ensure(alloc, slot.b, rb);
+      buf.sendStore = ensure(alloc, slot.a, sb, reserve);
+      buf.recvStore = ensure(alloc, slot.b, rb, reserve);
     } else {
-      buf.sendStore = buf.recvStore = ensure(alloc, slot.a, std::max(sb, rb));
+      buf.sendStore = buf.recvStore = ensure(alloc, slot.a, std::max(sb, rb), reserve);
       buf.sendOffset = inPlaceSendOffset(args, rank) * es;
       buf.recvOffset = inPlaceRecvOffset(args, rank) * es;
     }
@@ -81,11 +83,11 @@ class BufferPool {
   struct Slot {
     std::unique_ptr<DataBuffer> a, b;
   };
-  static DataBuffer* ensure(BufferAllocator& alloc, std::unique_ptr<DataBuffer>& buf,
-                            size_t bytes) {
+  static DataBuffer* ensure(BufferAllocator& alloc, std::unique_ptr<DataBuffer>& buf, size_t bytes,
+                            size_t reserve) {
     if (!buf || buf->bytes() < bytes) {
       buf.reset();  // free first: the old and the new buffer may not fit together
-      buf = alloc.allocate(bytes);
+      buf = alloc.allocate(std::max(bytes, reserve));
       buf->faultIn();
     }
     return buf.get();
@@ -105,6 +107,33 @@ double combine(RankCombine how, const std::vector<double>& all, int nranks, int 
     }
   }
   return acc;
+}
+
+// The largest send or receive side of any point of the sweep, in bytes: nccl-tests' buffer
+// size (it allocates -e bytes for each side), and the size -R 2 registers its windows at.
+size_t largestSide(const SweepOptions& o, int nranks) {
+  size_t most = 0;
+  for (Collective c : o.collectives) {
+    for (DataType t : o.dtypes) {
+      CollArgs args{c, t, RedOp::kSum, 0, countForBytes(c, t, o.maxBytes, nranks)};
+      most = std::max(most,
+                      std::max(sendCount(args, nranks), recvCount(args, nranks)) * dataTypeSize(t));
+    }
+  }
+  return most;
+}
+
+// nccl-tests' per-call move (src/common.cu, startColl): by the point's larger side, as many
+// steps as fit in the buffers behind both sides.
+BatchShift batchShift(const Buffers& buf, const CollArgs& args, int n) {
+  const size_t es = dataTypeSize(args.dtype);
+  const size_t sb = sendCount(args, n) * es, rb = recvCount(args, n) * es;
+  const size_t step = std::max(sb, rb);
+  if (step == 0 || !buf.sendStore || !buf.recvStore) return {};
+  const size_t sendRoom = buf.sendStore->bytes() - buf.sendOffset - sb;
+  const size_t recvRoom = buf.recvStore->bytes() - buf.recvOffset - rb;
+  const size_t extra = std::min(sendRoom, recvRoom) / step;
+  return {step, static_cast<int>(std::min<size_t>(extra + 1, 1u << 20))};
 }
 
 void checkOptions(Team& team, const SweepOptions& o, const Registry& registry) {
@@ -203,6 +232,7 @@ void checkOptions(Team& team, const SweepOptions& o, const Registry& registry) {
 VariantOptions withTransport(Team& team, const SweepOptions& o) {
   VariantOptions v = o.variantOptions;
   if (v.schedule.transport.empty()) v.schedule.transport = team.defaultTransport();
+  v.gpu.largestBytes = largestSide(o, team.size());
   return v;
 }
 
@@ -214,7 +244,8 @@ class Engine {
         o_(o),
         sink_(sink),
         registry_(o.registry ? *o.registry : Registry::builtin()),
-        variantOptions_(withTransport(team, o)) {}
+        variantOptions_(withTransport(team, o)),
+        largestSide_(largestSide(o, team.size())) {}
 
   SweepSummary run() {
     validate();
@@ -276,12 +307,7 @@ class Engine {
 
   // --transport cuda: hand-written algorithms run by the CUDA executor on device buffers.
   const VariantInfo* onDevice(const VariantInfo* v) const {
-#if defined(COLLBENCH_HAVE_CUDA)
-    if (v->backend == "hand" && variantOptions_.schedule.transport == "cuda") {
-      if (const auto* d = deviceScheduleVariant(v->coll, v->name)) return d;
-    }
-#endif
-    return v;
+    return variantOnTransport(v, variantOptions_.schedule.transport);
   }
 
   std::string variantLabel(const VariantInfo& v) const {
@@ -380,7 +406,8 @@ class Engine {
     std::unique_ptr<PreparedCollective> prepared, checker;
     std::optional<std::string> failure, missing;
     try {
-      buf = pool_.get(*alloc, v.memory, args, comm_.rank(), n, p);
+      buf = pool_.get(*alloc, v.memory, args, comm_.rank(), n, p,
+                      o_.timing == TimingMode::kNcclTests ? largestSide_ : 0);
       prepared = v.prepare(team_, args, variantOptions_);
       if (variantOptions_.gpu.graphLaunches > 0 && o_.checkRounds > 0) {
         // A graph replays the call N times: in-place reductions would apply N times, so the
@@ -462,13 +489,15 @@ class Engine {
                           (o_.injectDelayVariant.empty() || o_.injectDelayVariant == v.name ||
                            o_.injectDelayVariant == pr.variant) &&
                           (o_.injectDelaySize == 0 || o_.injectDelaySize == pr.bytes);
-    TimedTarget target{comm_,
-                       prepared,
-                       buf.send,
-                       buf.recv,
-                       o_.timeoutSeconds,
-                       injected ? o_.injectDelayUs * 1e-6 : 0.0,
-                       variantOptions_.gpu.blockingWait == 1};
+    TimedTarget target{
+        comm_,
+        prepared,
+        buf.send,
+        buf.recv,
+        o_.timeoutSeconds,
+        injected ? o_.injectDelayUs * 1e-6 : 0.0,
+        variantOptions_.gpu.blockingWait == 1,
+        o_.timing == TimingMode::kNcclTests ? batchShift(buf, args, n) : BatchShift{}};
 
     int iters = o_.iterations;
     if (o_.timeBudgetSeconds > 0) {
@@ -534,6 +563,7 @@ class Engine {
   const VariantOptions variantOptions_;
   SweepSummary summary_;
   BufferPool pool_;
+  size_t largestSide_;
   // Host verification threads per rank: the host's CPUs shared by the ranks (assumed all on one
   // host when the world is not larger than the CPUs), at most 8.
   const int verifyThreads_ = std::clamp(

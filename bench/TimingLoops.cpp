@@ -29,7 +29,8 @@ constexpr std::array<ModeInfo, 4> kModes{{
     {TimingMode::kPerCall, "per-call",
      "per-call: barrier, then each call timed on its own (device variants: CUDA events)"},
     {TimingMode::kNcclTests, "nccl-tests",
-     "nccl-tests: one barrier, N calls back to back, waited for once, host-timed, time / N"},
+     "nccl-tests: one barrier, N calls back to back, waited for once, host-timed, time / N; "
+     "each call's buffers moved by one size inside buffers of the largest, as nccl-tests"},
     {TimingMode::kOsu, "osu", "osu: t0, call, t1, then a barrier outside the timer (OMB's loop)"},
     {TimingMode::kImb, "imb",
      "imb: two barriers, then t0, call, t1, barrier per iteration (IMB's loop)"},
@@ -153,18 +154,22 @@ std::vector<double> callThenBarrier(const TimedTarget& t, int warmup, int iterat
 // for each call and barriers after it inside the timed batch, as nccl-tests' startColl does.
 std::vector<double> ncclTests(const TimedTarget& t, int warmup, int iterations) {
   Deadline d = Deadline::after(t.timeoutSeconds);
-  if (warmup > 0) t.call.runBatch(t.send, t.recv, warmup, d);
+  if (warmup > 0) t.call.runBatch(t.send, t.recv, warmup, t.shift, d);
+  // Graph capture and instantiation (-G) happen here, before the barrier, as in nccl-tests: after
+  // it, an early rank's clock would run while a late rank still captures.
+  if (!t.barrierEachCall) t.call.prepareBatch(t.send, t.recv, iterations, t.shift, d);
   t.comm.barrier(Deadline::after(t.timeoutSeconds));
   d = Deadline::after(t.timeoutSeconds);
   double t0 = nowSeconds();
   std::optional<double> perCall;
   if (t.barrierEachCall) {
     for (int i = 0; i < iterations; ++i) {
-      t.call.run(t.send, t.recv, d);
+      t.call.run(static_cast<const char*>(t.send) + t.shift.at(i),
+                 static_cast<char*>(t.recv) + t.shift.at(i), d);
       t.comm.barrier(d);
     }
   } else {
-    perCall = t.call.runBatch(t.send, t.recv, iterations, d);
+    perCall = t.call.runBatch(t.send, t.recv, iterations, t.shift, d);
   }
   double host = (nowSeconds() - t0) / iterations + t.injectDelaySeconds;
   return {perCall ? *perCall + t.injectDelaySeconds : host};

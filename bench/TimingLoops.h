@@ -6,7 +6,9 @@
 //   nccl-tests (NVIDIA/nccl-tests src/common.cu, BenchTime) warm-up calls, one barrier, then N
 //              calls back to back between one pair of host timestamps, waited for once (device
 //              variants: N enqueues, or -G launches of one graph of the N calls), divided by N
-//              (x launches): one sample per rank, combined over ranks by -a.
+//              (x launches): one sample per rank, combined over ranks by -a. Call i runs on
+//              the buffers moved by shift.at(i), inside buffers of the run's largest size, as
+//              nccl-tests' startColl moves them (no timing of one cache-resident address).
 //   osu        (osu_allreduce.c of OMB 7.x) one barrier, then per iteration: t0, one call, t1,
 //              barrier; warm-up iterations are the first ones of the same loop.
 //   imb        (IMB_allreduce.c) N_BARR = 2 barriers, then per iteration: t0, one call, t1,
@@ -54,6 +56,7 @@ struct TimedTarget {
   double timeoutSeconds;         // for each blocking wait (-T)
   double injectDelaySeconds;     // added to every timed call (test hook; 0: none)
   bool barrierEachCall = false;  // nccl-tests -z 1: wait and barrier after each call of a batch
+  BatchShift shift;              // nccl-tests: call i of a batch on send/recv + shift.at(i)
 };
 
 // Runs `warmup` untimed calls and `iterations` timed calls the mode's way and returns this rank's

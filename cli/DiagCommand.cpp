@@ -22,6 +22,7 @@
 #include "collectives/transport/InjectTransport.h"
 #include "collectives/transport/Transports.h"
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "core/Size.h"
 #include "core/Text.h"
 #include "results/DiagReport.h"
@@ -114,20 +115,13 @@ std::string readText(const std::string& path) {
   return text.str();
 }
 
-void writeText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw EnvironmentError(fmt::format("cannot write '{}'", path));
+void writeText(const char* flag, const std::string& path, const std::string& text) {
+  writeOutputFile(path, text, flag);
 }
 
 // An output file must be writable before anything is measured.
 void checkWritable(const std::string& path, const char* flag) {
-  if (path.empty()) return;
-  std::ofstream probe(path, std::ios::binary | std::ios::app);
-  if (!probe) {
-    throw UsageError(fmt::format("{} '{}': cannot write ({})", flag, path, std::strerror(errno)));
-  }
+  if (!path.empty()) checkOutputPath(path, flag);
 }
 
 SessionOptions sessionOf(const LiveOptions& o) {
@@ -339,11 +333,12 @@ int doLinks(const LinksCli& c) {
                       {"confirmed", cf.confirmed}});
       }
       j["confirmations"] = cs;
-      writeText(c.live.jsonPath, j.dump(2) + "\n");
+      writeText("--json", c.live.jsonPath, j.dump(2) + "\n");
     }
     if (!c.live.csvPath.empty()) {
-      writeText(c.live.csvPath, linkCsvHeader() + linkCsvRows(res.finalBandwidth, bwInfoOf(graph)) +
-                                    linkCsvRows(res.finalLatency, latInfoOf(graph)));
+      writeText("--csv", c.live.csvPath,
+                linkCsvHeader() + linkCsvRows(res.finalBandwidth, bwInfoOf(graph)) +
+                    linkCsvRows(res.finalLatency, latInfoOf(graph)));
     }
     suspects = !healthy;
     return RunOutcome{false, wrong, "byte(s) received wrong"};
@@ -458,12 +453,12 @@ int doBisect(const BisectCli& c) {
         j["latency"] = json::parse(verdictJson(res.links.finalLatency, latInfoOf(graph)));
       }
       j["healthy"] = healthy;
-      writeText(live.jsonPath, j.dump(2) + "\n");
+      writeText("--json", live.jsonPath, j.dump(2) + "\n");
     }
     if (!live.csvPath.empty() && res.fellBack) {
-      writeText(live.csvPath, linkCsvHeader() +
-                                  linkCsvRows(res.links.finalBandwidth, bwInfoOf(graph)) +
-                                  linkCsvRows(res.links.finalLatency, latInfoOf(graph)));
+      writeText("--csv", live.csvPath,
+                linkCsvHeader() + linkCsvRows(res.links.finalBandwidth, bwInfoOf(graph)) +
+                    linkCsvRows(res.links.finalLatency, latInfoOf(graph)));
     }
     suspects = !(healthy && res.slowRank < 0);
     int64_t wrong = 0;
@@ -660,7 +655,7 @@ int doRanks(const RanksCli& c) {
         sus.push_back({{"name", x.name()}, {"what", x.what()}});
       }
       j["suspects"] = sus;
-      writeText(c.live.jsonPath, j.dump(2) + "\n");
+      writeText("--json", c.live.jsonPath, j.dump(2) + "\n");
     }
     if (!c.live.csvPath.empty()) {
       std::string csv =
@@ -673,7 +668,7 @@ int doRanks(const RanksCli& c) {
                            v.forward.ranks[i].lastToFinish, v.backward.ranks[i].finishLateUs,
                            v.backward.ranks[i].lastToFinish, verdictOf(r.rank));
       }
-      writeText(c.live.csvPath, csv);
+      writeText("--csv", c.live.csvPath, csv);
     }
     suspects = !v.healthy();
     return RunOutcome{};
@@ -773,8 +768,8 @@ int doLogs(const LogsCli& c) {
   for (const std::string& note : logs.notes) fmt::print("# note: {}\n", note);
   jout["healthy"] = healthy;
   if (healthy) fmt::print("healthy: no suspect link or host in {} log(s)\n", c.files.size());
-  if (!c.jsonPath.empty()) writeText(c.jsonPath, jout.dump(2) + "\n");
-  if (!c.csvPath.empty()) writeText(c.csvPath, csv);
+  if (!c.jsonPath.empty()) writeText("--json", c.jsonPath, jout.dump(2) + "\n");
+  if (!c.csvPath.empty()) writeText("--csv", c.csvPath, csv);
   if (!c.noDb) {
     Store store = Store::open(c.db);
     RunRecord run;

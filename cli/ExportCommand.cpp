@@ -23,6 +23,7 @@
 
 #include "cli/Command.h"
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "results/Store.h"
 #include "results/export/Export.h"
 
@@ -208,8 +209,9 @@ std::vector<std::string> resultTail(const ResultRecord& r) {
           text(r.cv),        text(r.algbw),  text(r.busbw),      text(r.wrong)};
 }
 
-// Writes the document through `sink` as it goes: CSV rows and JSON lines leave one at a time (a
-// large samples export never sits in memory whole); a JSON array is written at the end.
+// Writes the document through `sink` as it goes: to stdout, CSV rows and JSON lines leave one at
+// a time (a reader of a pipe gets them as they are read); a JSON array is written at the end.
+// -o files are written whole (core/OutputFile), so they are collected first.
 void exportTable(const ExportArgs& a, const Store& store,
                  const std::function<void(std::string_view)>& sink) {
   const bool csv = a.format == "csv";
@@ -328,40 +330,6 @@ std::string toolText(const ExportArgs& a, const Store& store) {
   if (a.format == "astra-sim") return astraSimNetworkYaml(fits);
   return simaiBusbwYaml(fits);
 }
-
-// -o FILE is written beside it and renamed into place, so a reader (node_exporter's textfile
-// collector, a script polling the file) never sees half a file, and a failed export leaves the
-// previous file as it was.
-class OutputFile {
- public:
-  explicit OutputFile(std::string path)
-      : path_(std::move(path)), tmp_(fmt::format("{}.tmp.{}", path_, ::getpid())) {
-    out_.open(tmp_, std::ios::binary | std::ios::trunc);
-    if (!out_) {
-      throw EnvironmentError(
-          fmt::format("-o '{}': cannot write ({})", path_, std::strerror(errno)));
-    }
-  }
-  ~OutputFile() {
-    if (!done_) std::remove(tmp_.c_str());
-  }
-  void write(std::string_view text) {
-    out_.write(text.data(), static_cast<std::streamsize>(text.size()));
-  }
-  void commit() {
-    out_.close();
-    if (!out_ || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      throw EnvironmentError(
-          fmt::format("-o '{}': write failed ({})", path_, std::strerror(errno)));
-    }
-    done_ = true;
-  }
-
- private:
-  std::string path_, tmp_;
-  std::ofstream out_;
-  bool done_ = false;
-};
 
 // --listen: one HTTP/1.x exchange per connection on 127.0.0.1 until GET /metrics has been
 // answered (other paths get 404 and the wait goes on), or the deadline passes (TimeoutError).
@@ -500,27 +468,27 @@ int doExport(const ExportArgs& a) {
         "select among all of them");
   }
   if (a.limit < 0) throw UsageError(fmt::format("--limit {}: must be positive", a.limit));
+  const bool toFile = !a.output.empty() && a.output != "-";
+  if (toFile) checkOutputPath(a.output, "-o");
   Store store = Store::open(a.db, false);
   store.reapDeadRuns();
   if (tool) {
     const std::string text = toolText(a, store);
     if (a.listenPort >= 0) return serveMetricsOnce(text, a.listenPort, a.listenTimeout);
-    if (a.output.empty() || a.output == "-") {
+    if (!toFile) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       return 0;
     }
-    OutputFile out(a.output);
-    out.write(text);
-    out.commit();
+    writeOutputFile(a.output, text, "-o");
     return 0;
   }
-  if (a.output.empty() || a.output == "-") {
+  if (!toFile) {
     exportTable(a, store, [](std::string_view t) { std::fwrite(t.data(), 1, t.size(), stdout); });
     return 0;
   }
-  OutputFile out(a.output);
-  exportTable(a, store, [&](std::string_view t) { out.write(t); });
-  out.commit();
+  std::string text;
+  exportTable(a, store, [&](std::string_view t) { text += t; });
+  writeOutputFile(a.output, text, "-o");
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "cli/Command.h"
 #include "cli/ComparisonReport.h"
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "results/Store.h"
 
 namespace cb::cli {
@@ -65,17 +66,6 @@ constexpr const char* kRule =
     "3 inconclusive (1 with --fail-on-inconclusive).\n"
     "Example: collbench gate --baseline label:main@last-8 --candidate label:pr@last-8 \\\n"
     "           --sizes 1K-4M --format junit -o gate.xml";
-
-void writeFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw EnvironmentError(
-        fmt::format("--output '{}': cannot write ({})", path, std::strerror(errno)));
-  }
-  out << text;
-  out.close();
-  if (!out) throw EnvironmentError(fmt::format("--output '{}': write failed", path));
-}
 
 int doCalibrate(const GateArgs& a) {
   CompareOptions options = toCompareOptions(a.flags);
@@ -137,6 +127,7 @@ int doGate(const GateArgs& a) {
   }
   if (a.baseline.empty()) throw UsageError("--baseline is required");
   CompareOptions options = toCompareOptions(a.flags);
+  if (!a.output.empty()) checkOutputPath(a.output, "--output");
   Store store = Store::open(a.flags.db, false);
   store.reapDeadRuns();
   LoadedRuns runs = loadRuns(store, a.baseline, a.candidate, true);
@@ -158,7 +149,7 @@ int doGate(const GateArgs& a) {
     fmt::print("{}", report);
     if (a.format == "text") fmt::print("{}\n", line);
   } else {
-    writeFile(a.output, report);
+    writeOutputFile(a.output, report, "--output");
     fmt::print("{}\n", line);
   }
   std::fflush(stdout);

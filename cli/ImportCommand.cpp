@@ -18,6 +18,7 @@
 #include "core/Collective.h"
 #include "core/DataType.h"
 #include "core/Error.h"
+#include "core/Text.h"
 #include "results/Store.h"
 #include "results/import/Import.h"
 #include "results/import/ImportSupport.h"
@@ -139,7 +140,7 @@ int runImport(const ImportArgs& args) {
       }
     } catch (const UsageError& e) {
       if (args.files.size() == 1) throw;
-      fmt::print(stderr, "collbench: {}\n", e.what());
+      fmt::print(stderr, "collbench: {}\n", printable(e.what()));
       ++failed;
     }
   }

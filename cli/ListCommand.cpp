@@ -31,7 +31,9 @@ int doList(const ListOptions& o) {
     std::vector<std::string> lines;
     for (Collective c : allCollectives()) {
       lines.push_back(fmt::format("{}:", collectiveName(c)));
-      for (const auto* v : reg.forCollective(c)) {
+      for (const auto* listed : reg.forCollective(c)) {
+        // --transport cuda: judge the device twin that a run would use, not the host algorithm.
+        const auto* v = variantOnTransport(listed, o.transport);
         CollArgs args{c, DataType::kFloat, RedOp::kSum, 0, 1024};
         auto why = v->unsupported ? v->unsupported(team, args, vo) : std::nullopt;
         // GPU variants are in the binary even where no device is: say "built" so users know

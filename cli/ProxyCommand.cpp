@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "cli/Command.h"
 #include "cli/PlacementOptions.h"
@@ -17,6 +18,7 @@
 #include "cli/Validate.h"
 #include "collectives/transport/Transports.h"
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "core/Size.h"
 #include "core/Stats.h"
 #include "core/Text.h"
@@ -47,12 +49,17 @@ struct ProxyCliOptions {
   int servers = 1;
   std::string tpKind = "megatron";
   std::string schedule = "1f1b";
-  int microBatches = 4;
+  std::optional<int> microBatches;
+  std::string optimizer = "none";
+  int zero = 0;
+  double memGbps = 2000;
   std::string stageWeights;
   int steps = 10, warmup = 2, check = 1;
   double timeout = 300;
   std::string algo, transport;
   std::string scaling = "none";
+  int predictTo = 0;
+  bool extrapolate = false;
   std::string json;
   std::string db = "collbench.db";
   bool noDb = false;
@@ -139,8 +146,19 @@ ProxyOptions toOptions(const ProxyCliOptions& c) {
   o.servers = c.servers;
   o.tpKind = parseTpKind(c.tpKind);
   o.schedule = parsePpSchedule(c.schedule);
-  if (c.microBatches < 1) throw UsageError(fmt::format("-m {} must be at least 1", c.microBatches));
-  o.microBatches = c.microBatches;
+  if (c.microBatches && *c.microBatches < 1) {
+    throw UsageError(fmt::format("-m {} must be at least 1", *c.microBatches));
+  }
+  o.microBatches = c.microBatches.value_or(0);
+  o.optimizer = parseOptimizer(c.optimizer);
+  if (c.zero < 0 || c.zero > 3)
+    throw UsageError(fmt::format("--zero {} is not 0, 1, 2 or 3", c.zero));
+  o.zero = c.zero;
+  // ZeRO-3 is the sharded form: --zero 3 and --dp-kind sharded are one thing.
+  if (o.zero == 3 && o.dpKind == DpKind::kAllReduce) o.dpKind = DpKind::kSharded;
+  if (o.dpKind == DpKind::kSharded && o.zero == 0) o.zero = 3;
+  if (!(c.memGbps > 0)) throw UsageError(fmt::format("--mem-gbps {} must be positive", c.memGbps));
+  o.memGbps = c.memGbps;
   if (!c.stageWeights.empty()) {
     for (const auto& w : splitComma(c.stageWeights)) {
       double v = 0;
@@ -175,19 +193,35 @@ ProxyOptions toOptions(const ProxyCliOptions& c) {
   o.variant.schedule.transport = c.transport;
   o.variant.prepareTimeoutSeconds = c.timeout;
   o.scaling = parseScalingKind(c.scaling);
+  if (c.predictTo < 0) throw UsageError("--predict-to must not be negative");
+  if ((c.predictTo > 0 || c.extrapolate) && o.scaling == ScalingKind::kNone) {
+    throw UsageError("--predict-to and --extrapolate need --scaling strong|weak");
+  }
+  o.predictTo = c.predictTo;
+  o.extrapolate = c.extrapolate;
   return o;
 }
 
 std::string formText(const ProxyOptions& o, const Layout& l) {
+  std::string form;
   switch (o.mode) {
     case ProxyMode::kDp:
-      return fmt::format("{}{}", dpKindName(o.dpKind),
+      form = fmt::format("{}{}", dpKindName(o.dpKind),
                          o.dpKind != DpKind::kParameterServer && !o.overlap ? "-nooverlap" : "");
-    case ProxyMode::kTp: return std::string(tpKindName(o.tpKind));
-    case ProxyMode::kPp: return fmt::format("{}-m{}", ppScheduleName(o.schedule), o.microBatches);
-    case ProxyMode::kHybrid: return fmt::format("dp{}xtp{}xpp{}", l.dp, l.tp, l.pp);
+      break;
+    case ProxyMode::kTp: form = std::string(tpKindName(o.tpKind)); break;
+    case ProxyMode::kPp:
+      form = fmt::format("{}-m{}", ppScheduleName(o.schedule), microBatchesFor(o, l));
+      break;
+    case ProxyMode::kHybrid: form = fmt::format("dp{}xtp{}xpp{}", l.dp, l.tp, l.pp); break;
   }
-  return "?";
+  // What else changes the step's traffic names a different case.
+  if (o.mode != ProxyMode::kPp && microBatchesFor(o, l) > 1) {
+    form += fmt::format("-m{}", microBatchesFor(o, l));
+  }
+  if (o.zero > 0 && o.zero < 3) form += fmt::format("-zero{}", o.zero);
+  if (o.optimizer != OptimizerKind::kNone) form += fmt::format("-{}", optimizerName(o.optimizer));
+  return form;
 }
 
 ResultRecord stepRecord(const ProxyOptions& o, const ProxyResult& r, const ProxyRun& run,
@@ -217,7 +251,7 @@ int doProxy(const ProxyCliOptions& c) {
   ProxyOptions o = toOptions(c);  // bad input fails here, before any rank starts
   checkDbPath(c.db, c.noDb);
   checkLabel(c.label);
-  if (!c.json.empty()) checkOutputFile(c.json, "--json");
+  if (!c.json.empty()) checkOutputPath(c.json, "--json");
   SessionOptions session;
   session.label = c.label;
   session.commandLine = commandLine();
@@ -245,9 +279,7 @@ int doProxy(const ProxyCliOptions& c) {
     printProxyResult(out, o, res);
     const std::string doc = proxyJson(o, res);
     if (!c.json.empty()) {
-      std::ofstream f(c.json);
-      f << doc << "\n";
-      if (!f) throw EnvironmentError(fmt::format("--json {}: write failed", c.json));
+      writeOutputFile(c.json, doc + "\n", "--json");
     }
     for (const auto& run : res.runs) {
       s.addResult(stepRecord(o, res, run, s.runId()));
@@ -311,7 +343,19 @@ void setupProxyCommand(CLI::App& app, Action& action) {
   sub->add_option("--tp-kind", o->tpKind, "column, row, megatron, sequence")->capture_default_str();
   sub->add_option("--schedule", o->schedule, "gpipe, 1f1b, async (no flush)")
       ->capture_default_str();
-  sub->add_option("-m,--micro-batches", o->microBatches, "Pipeline micro-batches per step")
+  sub->add_option("-m,--micro-batches", o->microBatches,
+                  "Micro-batches per step: pipeline micro-batches, or without a pipeline gradient "
+                  "accumulation (one DP reduction per step); default 4 with a pipeline, else 1");
+  sub->add_option("--optimizer", o->optimizer,
+                  "none, sgd or adam: after backward the loss and gradient-norm all-reduces and "
+                  "the update (modelled as memory traffic at --mem-gbps)")
+      ->capture_default_str();
+  sub->add_option("--zero", o->zero,
+                  "ZeRO stage: 1 optimizer state sharded (all-gather parameters after the step), "
+                  "2 gradients too (reduce-scatter per bucket), 3 parameters too (= --dp-kind "
+                  "sharded)")
+      ->capture_default_str();
+  sub->add_option("--mem-gbps", o->memGbps, "Memory bandwidth of the modelled optimizer update")
       ->capture_default_str();
   sub->add_option("--stage-weights", o->stageWeights,
                   "Compute weight per stage, e.g. 1.5,1,1,1.5 (heavier first/last stage)");
@@ -327,6 +371,10 @@ void setupProxyCommand(CLI::App& app, Action& action) {
   sub->add_option("--scaling", o->scaling,
                   "strong or weak: run on 1, 2, 4, ... N ranks, print speed-up and efficiency")
       ->capture_default_str();
+  sub->add_option("--predict-to", o->predictTo,
+                  "Predict DP steps up to N ranks (default 1024, or 64x the world if less)");
+  sub->add_flag("--extrapolate", o->extrapolate,
+                "Allow --predict-to beyond 64x the largest measured world (rows marked)");
   sub->add_option("--json", o->json, "Write metrics, calls, timeline and scaling to this file");
   sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
   sub->add_flag("--no-db", o->noDb, "Do not store the run");

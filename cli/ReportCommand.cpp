@@ -18,6 +18,7 @@
 #include "cli/ComparisonReport.h"
 #include "cli/RunRef.h"
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "core/Size.h"
 #include "results/HtmlReport.h"
 #include "results/Store.h"
@@ -63,27 +64,6 @@ std::string commandText(const ReportOptions& o) {
   return text;
 }
 
-// Writes next to the target and renames, so a failed write never leaves half a page.
-void writeFile(const std::string& path, const std::string& text) {
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError(fmt::format("cannot write '{}'", path));
-    out << text;
-    out.close();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw UsageError(fmt::format("cannot write '{}'", path));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::remove(temporary.c_str());
-    throw UsageError(fmt::format("cannot write '{}': {}", path, ec.message()));
-  }
-}
-
 int doReport(const ReportOptions& o) {
   if (o.runs.empty() && o.compare.empty() && o.historyLabel.empty()) {
     throw UsageError("report needs RUN ids, --compare BASE CAND or --history-label LABEL");
@@ -96,6 +76,7 @@ int doReport(const ReportOptions& o) {
   std::optional<uint64_t> historySize;
   if (!o.historySize.empty()) historySize = parseSize(o.historySize);
 
+  checkOutputPath(o.output, "-o");
   Store store = Store::open(o.db, false);
   store.reapDeadRuns();
   HtmlReportInput input;
@@ -136,7 +117,7 @@ int doReport(const ReportOptions& o) {
     }
     input.history = std::move(history);
   }
-  writeFile(o.output, renderHtmlReport(input));
+  writeOutputFile(o.output, renderHtmlReport(input), "-o");
   size_t charts = input.runs.size();
   fmt::print("wrote {} ({} run{}{}{})\n", o.output, charts, charts == 1 ? "" : "s",
              input.compare ? ", a comparison" : "",

@@ -15,8 +15,10 @@
 #include "cli/Progress.h"
 #include "cli/RunContext.h"
 #include "cli/Validate.h"
+#include "collectives/mpi/MpiWorld.h"
 #include "collectives/transport/ShmTransport.h"
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "core/Size.h"
 #include "core/Text.h"
 #if defined(COLLBENCH_HAVE_CUDA)
@@ -171,12 +173,29 @@ std::map<std::string, std::string> headerFields(const RunRecord& r) {
           {"fingerprint", r.fingerprint}};
 }
 
+// True when every variant asked for by name runs on a GPU (nccl, its plan columns, or the
+// hand-written algorithms with --transport cuda): the local world then defaults to one rank per
+// visible GPU instead of one per core, since two ranks can't share a GPU.
+bool onlyGpuVariants(const SweepOptions& sweep, const Registry& registry) {
+  if (sweep.variants.empty()) return false;
+  for (const auto& name : sweep.variants) {
+    if (name == "all") return false;
+    for (Collective c : sweep.collectives) {
+      const VariantInfo* v = registry.find(c, name);
+      if (!v) continue;
+      v = variantOnTransport(v, sweep.variantOptions.schedule.transport);
+      if (v->memory != MemoryKind::kDevice) return false;
+    }
+  }
+  return true;
+}
+
 int doRun(const RunOptions& o) {
   SweepOptions sweep = toSweep(o);  // bad input fails here, before any rank starts
   checkRunInputs(sweep, !o.stepBytes.empty(), o.ranksPerNode, o.db, o.noDb, o.label);
   parseSideMetric(o.sideMetric);
-  if (!o.json.empty()) checkOutputFile(o.json, "--json");
-  if (!o.csv.empty()) checkOutputFile(o.csv, "--csv");
+  if (!o.json.empty()) checkOutputPath(o.json, "--json");
+  if (!o.csv.empty()) checkOutputPath(o.csv, "--csv");
   const size_t zeroCopy = zeroCopyBytes(o);
   // NCCL algorithm x protocol variants are added on request, each a column of its own.
   Registry registry = Registry::builtin();
@@ -214,7 +233,12 @@ int doRun(const RunOptions& o) {
     throw EnvironmentError("--nccl-choice needs the GPU path, which is not in this build");
 #endif
   }
-  SessionOptions session = sessionOptions(o.label, o.db, o.noDb, o.timeout, o.world);
+  WorldOptions world = o.world;
+  if (world.np == kNpNotGiven && !launchedByMpiLauncher() && onlyGpuVariants(sweep, registry)) {
+    // Without a GPU the default stays, and the variants report the no-device line.
+    if (int gpus = visibleGpuCount(); gpus > 0) world.np = gpus;
+  }
+  SessionOptions session = sessionOptions(o.label, o.db, o.noDb, o.timeout, world);
   session.transports.shmZeroCopyBytes = zeroCopy;
   session.strict = o.strict;
   return runMeasuringCommand(session, [&](RunSession& s) {
@@ -353,8 +377,10 @@ void setupRunCommand(CLI::App& app, Action& action) {
   sub->add_flag("--nccl-choice", o->ncclChoice,
                 "GPU: record in each NCCL point's message the algorithm/protocol NCCL ran (from "
                 "NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=TUNING; rank 0 logs a line per call)");
-  sub->add_option("--np", o->world.np,
-                  "Ranks of the local world (threads; default: cores, at least 2)");
+  sub->add_option(
+      "--np", o->world.np,
+      "Ranks of the local world (threads; default: cores, at least 2; one per visible GPU "
+      "when only GPU variants are named)");
   addPlacementOptions(sub, o->world, o->strict);
   sub->add_option("--inject-delay", o->injectDelay,
                   "Testing aid: add US microseconds to every timed call [of VARIANT [at SIZE]]");

@@ -66,23 +66,6 @@ void checkLabel(const std::string& label, std::string_view flag) {
   if (!validUtf8(label)) throw UsageError(fmt::format("{} is not valid UTF-8", flag));
 }
 
-void checkOutputFile(const std::string& path, std::string_view flag) {
-  if (path.empty()) throw UsageError(fmt::format("{} is empty: give a file name", flag));
-  struct stat st {};
-  const bool existed = ::stat(path.c_str(), &st) == 0;
-  if (existed && S_ISDIR(st.st_mode)) {
-    throw UsageError(fmt::format("{} '{}' is a directory, not a file", flag, path));
-  }
-  // Open without truncating: an existing file keeps its content until the results are written.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw UsageError(
-        fmt::format("{} '{}' cannot be written: {}", flag, path, std::strerror(errno)));
-  }
-  ::close(fd);
-  if (!existed) ::unlink(path.c_str());
-}
-
 void checkTransportName(const std::string& name) {
   if (name.empty()) return;
   auto names = transportNames();

@@ -23,9 +23,6 @@ void checkTimeout(double seconds, std::string_view flag);
 void checkDbPath(const std::string& db, bool noDb);
 // Labels are shown in tables and used as keys: valid UTF-8, no control characters, <= 200 bytes.
 void checkLabel(const std::string& label, std::string_view flag = "--label");
-// An output file (--json, --csv, -o) can be written: its folder exists and is writable and it is
-// not a folder itself. Creates nothing (a file created to probe is removed at once).
-void checkOutputFile(const std::string& path, std::string_view flag);
 // --transport for `list`: empty or one of the known transports.
 void checkTransportName(const std::string& name);
 // --ranks-per-node: 0 (not given) or positive.

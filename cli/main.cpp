@@ -1,6 +1,8 @@
 // collbench: entry point. Parses the command line with CLI11 (one file per subcommand), runs the
 // chosen action, and maps every error to one line on stderr and an exit code
 // (0 ok, 1 regression or verification failure, 2 usage or environment error, 130 interrupted).
+// Error texts are printed through cb::printable: a message may quote a log line, a label or a
+// path, and raw control or non-UTF-8 bytes would break the one line (or the terminal).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -9,10 +11,12 @@
 
 #include "cli/Command.h"
 #include "core/Error.h"
+#include "core/Text.h"
 
 namespace cb::cli {
 // Declared here rather than in Command.h, which every cli/ file includes (a CLI11 rebuild each).
 void setupDiagCommand(CLI::App& app, Action& action);
+void setupReplayCommand(CLI::App& app, Action& action);
 }  // namespace cb::cli
 
 int main(int argc, char** argv) {
@@ -38,6 +42,7 @@ int main(int argc, char** argv) {
   cb::cli::setupDbCommand(app, action);
   cb::cli::setupReportCommand(app, action);
   cb::cli::setupTopoCommand(app, action);
+  cb::cli::setupReplayCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -48,7 +53,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One clear line (CLI11's own message), usage exit code.
-    std::fprintf(stderr, "collbench: %s\n", e.what());
+    std::fprintf(stderr, "collbench: %s\n", cb::printable(e.what()).c_str());
     return 2;
   }
   try {
@@ -58,16 +63,16 @@ int main(int argc, char** argv) {
     }
     return action();
   } catch (const cb::Error& e) {
-    std::fprintf(stderr, "collbench: %s\n", e.what());
+    std::fprintf(stderr, "collbench: %s\n", cb::printable(e.what()).c_str());
     return cb::exitCodeFor(e.kind());
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "collbench: %s\n", e.what());
+    std::fprintf(stderr, "collbench: %s\n", cb::printable(e.what()).c_str());
     return 2;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "collbench: out of memory (lower -e or the number of ranks)\n");
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "collbench: internal error: %s\n", e.what());
+    std::fprintf(stderr, "collbench: internal error: %s\n", cb::printable(e.what()).c_str());
     return 2;
   }
 }

@@ -42,4 +42,19 @@ const VariantInfo* Registry::find(Collective c, std::string_view name) const {
   return nullptr;
 }
 
+const VariantInfo* variantOnTransport(const VariantInfo* v, std::string_view transport) {
+#if defined(COLLBENCH_HAVE_CUDA)
+  if (v->backend == "hand" && transport == "cuda") {
+    if (const auto* d = deviceScheduleVariant(v->coll, v->name)) return d;
+  }
+#else
+  (void)transport;
+#endif
+  return v;
+}
+
+#if !defined(COLLBENCH_HAVE_CUDA)
+int visibleGpuCount() { return 0; }
+#endif
+
 }  // namespace cb

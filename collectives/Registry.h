@@ -29,6 +29,10 @@ struct GpuLaunchOptions {
   int blockingWait = 0;        // -z 1: nccl-tests loop waits and barriers after each call
   int graphLaunches = 0;       // -G N: CUDA graphs, N launches (collectives/nccl/GpuOptions.h)
   int bufferRegistration = 0;  // -R: 0 none, 1 ncclCommRegister, 2 symmetric windows
+  // The largest send or receive side, in bytes, of any point the run will measure (the sweep
+  // sets it): -R 2 allocates and registers its windows once at this size. 0: unknown (windows
+  // then grow to the largest size seen).
+  size_t largestBytes = 0;
 };
 
 // What the CLI parsed for every family, one part per family: each family's unsupported() and
@@ -38,6 +42,16 @@ struct VariantOptions {
   ScheduleOptions schedule;
   GpuLaunchOptions gpu;
   double prepareTimeoutSeconds = 300;  // deadline for prepare() (NCCL init, bootstrap); -T
+};
+
+// nccl-tests moves the buffers of each call of a batch (src/common.cu, startColl: call i at
+// `bytes * (i % steps)` inside buffers allocated for the largest size), so small sizes are not
+// timed on one cache-resident address; steps = 1 keeps every call at the start.
+struct BatchShift {
+  size_t bytes = 0;
+  int steps = 1;
+  size_t at(int call) const { return steps > 1 ? bytes * static_cast<size_t>(call % steps) : 0; }
+  bool operator==(const BatchShift&) const = default;
 };
 
 // A variant bound to a communicator, collective, dtype, op, root and count. run() executes one
@@ -50,16 +64,26 @@ class PreparedCollective {
   // Device variants time on the device (CUDA events around the call); when this returns a
   // value after run(), the engine uses it instead of its host clock.
   virtual std::optional<double> lastDeviceSeconds() const { return std::nullopt; }
-  // nccl-tests' batch: `calls` calls issued back to back and waited for once. Device variants
-  // enqueue them all, wait once, and return the seconds per call they timed themselves (host
-  // clock, as nccl-tests; set-up copies excluded; with -G: one graph of the calls launched N
-  // times, / N). The default runs them one after another and returns nullopt: the caller's
-  // clock times the batch.
   // What the library reported about the calls made since the last note (e.g. "NCCL ran
   // Ring/LL"), for the point's message; nullopt when there is nothing to say.
   virtual std::optional<std::string> note() { return std::nullopt; }
-  virtual std::optional<double> runBatch(const void* send, void* recv, int calls, Deadline d) {
-    for (int i = 0; i < calls; ++i) run(send, recv, d);
+  // Whatever a batch of `calls` needs set up before it is timed (device variants with -G: the
+  // graph is captured and instantiated here). The nccl-tests loop calls it before the barrier
+  // that starts the timed batch, as nccl-tests does, so no rank's clock runs while a later rank
+  // still captures.
+  virtual void prepareBatch(const void* send, void* recv, int calls, BatchShift shift, Deadline d) {
+    (void)send, (void)recv, (void)calls, (void)shift, (void)d;
+  }
+  // nccl-tests' batch: `calls` calls issued back to back and waited for once, call i on the
+  // buffers moved by shift.at(i). Device variants enqueue them all, wait once, and return the
+  // seconds per call they timed themselves (host clock, as nccl-tests; set-up copies excluded;
+  // with -G: one graph of the calls launched N times, / N). The default runs them one after
+  // another and returns nullopt: the caller's clock times the batch.
+  virtual std::optional<double> runBatch(const void* send, void* recv, int calls, BatchShift shift,
+                                         Deadline d) {
+    for (int i = 0; i < calls; ++i) {
+      run(static_cast<const char*>(send) + shift.at(i), static_cast<char*>(recv) + shift.at(i), d);
+    }
     return std::nullopt;
   }
 };
@@ -106,5 +130,11 @@ void registerNcclVariants(Registry& r);
 // --transport cuda selects), or nullptr if there is no such algorithm.
 const VariantInfo* deviceScheduleVariant(Collective c, std::string_view name);
 #endif
+// The variant that runs for `v` on `transport`: with "cuda", a hand-written algorithm's device
+// twin (deviceScheduleVariant), so that `list --transport cuda` and the sweep judge and run the
+// same thing; otherwise `v` itself.
+const VariantInfo* variantOnTransport(const VariantInfo* v, std::string_view transport);
+// Visible CUDA devices in this process (0 without a driver, a device or a GPU build).
+int visibleGpuCount();
 
 }  // namespace cb

@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ccache
   libopenmpi-dev openmpi-bin libucx-dev ucx-utils libhwloc-dev hwloc-nox
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format zlib1g-dev
   chromium
   # A one-node Slurm cluster for tests/slurm/slurm.sh; promtool and curl for the Prometheus
   # export's test; jsonschema for the JSON Schema test (tests/cli/json_schemas.sh).

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/Error.h"
+#include "core/Text.h"
 
 namespace cb {
 namespace {
@@ -17,7 +18,7 @@ constexpr int kFinalizeGraceSeconds = 10;
 
 [[noreturn]] void printAndAbort(const std::string& line, int code) {
   std::fflush(stdout);
-  std::fprintf(stderr, "collbench: %s\n", line.c_str());
+  std::fprintf(stderr, "collbench: %s\n", printable(line).c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, code);
   _exit(code);  // MPI_Abort does not return; if a broken library does, do not finalize either
@@ -27,8 +28,8 @@ void armFinalizeWatchdog(const std::string& line, int code) {
   std::thread([line, code] {
     std::this_thread::sleep_for(std::chrono::seconds(kFinalizeGraceSeconds));
     std::fflush(stdout);
-    std::fprintf(stderr, "collbench: %s (MPI_Finalize did not return within %d s)\n", line.c_str(),
-                 kFinalizeGraceSeconds);
+    std::fprintf(stderr, "collbench: %s (MPI_Finalize did not return within %d s)\n",
+                 printable(line).c_str(), kFinalizeGraceSeconds);
     std::fflush(stderr);
     _exit(code);
   }).detach();

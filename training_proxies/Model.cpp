@@ -40,17 +40,20 @@ std::string lower(std::string_view s) {
 }
 
 // ResNet-50 (He et al. 2016) for 224x224 images, one layer per convolution (batch-norm scale and
-// shift counted with it) and the final fully connected layer: 25.6 M parameters, about 4.1 G
-// multiply-adds (8.2 GFLOPs) per image forward.
+// shift counted with it) and the final fully connected layer: 25,557,032 parameters (torchvision's
+// count, the "25.6 M" of the paper), about 4.1 G multiply-adds (8.2 GFLOPs) per image forward.
 Model resnet50() {
   Model m;
   m.name = "resnet50";
-  m.publishedParams = 25'600'000;
+  m.publishedParams = 25'557'032;
+  m.publishedExact = true;
   auto conv = [&](std::string name, uint64_t in, uint64_t out, uint64_t k, uint64_t spatial) {
     Layer l;
     l.name = std::move(name);
     const uint64_t w = in * out * k * k;
     l.tensors = {w, 2 * out};
+    l.bufferFloats = 2 * out;
+    l.bufferInts = 1;
     l.fwdFlopsPerSample = 2.0 * static_cast<double>(w) * static_cast<double>(spatial * spatial);
     l.activationPerSample = out * spatial * spatial;
     m.layers.push_back(std::move(l));
@@ -91,9 +94,27 @@ struct Preset {
   TransformerShape shape;
 };
 
-TransformerShape shape(const char* name, int blocks, int hidden, int heads, int kvHeads, int ffn,
-                       int seq, int vocab, bool swiglu, bool tied, bool learnedPos,
-                       uint64_t published) {
+// GPT-style (GPT-2, GPT-3): pre-LN LayerNorms with biases, biased linears, learned positions,
+// the head tied to the word embedding.
+TransformerShape gptShape(const char* name, int blocks, int hidden, int heads, int seq,
+                          uint64_t published, bool exact) {
+  TransformerShape s;
+  s.name = name;
+  s.blocks = blocks;
+  s.hidden = hidden;
+  s.heads = s.kvHeads = heads;
+  s.ffn = 4 * hidden;
+  s.seq = s.positions = seq;
+  s.vocab = 50257;
+  s.biases = s.learnedPositions = s.tiedHead = true;
+  s.publishedParams = published;
+  s.publishedExact = exact;
+  return s;
+}
+
+// Llama-2: RMSNorm (weight only), no biases, SwiGLU, rotary positions (no table), untied head.
+TransformerShape llamaShape(const char* name, int blocks, int hidden, int heads, int kvHeads,
+                            int ffn, uint64_t published) {
   TransformerShape s;
   s.name = name;
   s.blocks = blocks;
@@ -101,29 +122,33 @@ TransformerShape shape(const char* name, int blocks, int hidden, int heads, int 
   s.heads = heads;
   s.kvHeads = kvHeads;
   s.ffn = ffn;
-  s.seq = seq;
-  s.vocab = vocab;
-  s.swiglu = swiglu;
-  s.tiedHead = tied;
-  s.learnedPositions = learnedPos;
+  s.seq = 4096;
+  s.vocab = 32000;
+  s.swiglu = true;
+  s.tiedHead = false;
   s.publishedParams = published;
+  s.publishedExact = true;
+  return s;
+}
+
+TransformerShape bertLarge() {
+  TransformerShape s = gptShape("bert-large", 24, 1024, 16, 512, 335'141'888, true);
+  s.vocab = 30522;
+  s.tokenTypes = 2;
+  s.embeddingNorm = true;
+  s.finalNorm = false;
+  s.pooler = true;
   return s;
 }
 
 const std::vector<Preset>& transformerPresets() {
   static const std::vector<Preset> k = {
-      {"bert-large",
-       shape("bert-large", 24, 1024, 16, 16, 4096, 512, 30522, false, true, true, 340'000'000)},
-      {"gpt2-xl",
-       shape("gpt2-xl", 48, 1600, 25, 25, 6400, 1024, 50257, false, true, true, 1'560'000'000)},
-      {"llama2-7b",
-       shape("llama2-7b", 32, 4096, 32, 32, 11008, 4096, 32000, true, false, false, 6'700'000'000)},
-      {"llama2-13b", shape("llama2-13b", 40, 5120, 40, 40, 13824, 4096, 32000, true, false, false,
-                           13'000'000'000)},
-      {"llama2-70b", shape("llama2-70b", 80, 8192, 64, 8, 28672, 4096, 32000, true, false, false,
-                           69'000'000'000)},
-      {"gpt3-175b", shape("gpt3-175b", 96, 12288, 96, 96, 49152, 2048, 50257, false, true, true,
-                          175'000'000'000)},
+      {"bert-large", bertLarge()},
+      {"gpt2-xl", gptShape("gpt2-xl", 48, 1600, 25, 1024, 1'557'611'200, true)},
+      {"llama2-7b", llamaShape("llama2-7b", 32, 4096, 32, 32, 11008, 6'738'415'616)},
+      {"llama2-13b", llamaShape("llama2-13b", 40, 5120, 40, 40, 13824, 13'015'864'320)},
+      {"llama2-70b", llamaShape("llama2-70b", 80, 8192, 64, 8, 28672, 68'976'648'192)},
+      {"gpt3-175b", gptShape("gpt3-175b", 96, 12288, 96, 2048, 175'000'000'000, false)},
   };
   return k;
 }
@@ -179,29 +204,56 @@ Model transformerModel(const TransformerShape& s) {
   m.seq = s.seq;
   m.vocab = s.vocab;
   m.swiglu = s.swiglu;
+  m.biases = s.biases;
+  m.tiedHead = s.tiedHead && s.vocab > 0;
+  m.learnedPositions = s.learnedPositions && s.vocab > 0;
   m.publishedParams = s.publishedParams;
+  m.publishedExact = s.publishedExact;
   m.totalBlocks = m.slicedBlocks = s.blocks;
   const uint64_t h = s.hidden, f = s.ffn, seq = s.seq;
   const uint64_t kvDim = h / s.heads * kv;
+  const uint64_t norm = s.biases ? 2 * h : h;  // LayerNorm weight + bias, or RMSNorm weight
+  using S = TensorSplit;
+  auto add = [](Layer& l, uint64_t n, S split) {
+    l.tensors.push_back(n);
+    l.split.push_back(split);
+  };
   if (s.vocab > 0) {
     Layer emb;
     emb.name = "embedding";
-    emb.tensors = {static_cast<uint64_t>(s.vocab) * h};
-    if (s.learnedPositions) emb.tensors.push_back(seq * h);
+    emb.kind = LayerKind::kEmbedding;
+    add(emb, static_cast<uint64_t>(s.vocab) * h, S::kVocab);
+    if (s.learnedPositions) {
+      add(emb, static_cast<uint64_t>(std::max(s.positions, s.seq)) * h, S::kReplicated);
+    }
+    if (s.tokenTypes > 0) add(emb, static_cast<uint64_t>(s.tokenTypes) * h, S::kReplicated);
+    if (s.embeddingNorm) add(emb, norm, S::kReplicated);
     emb.activationPerSample = seq * h;
     m.layers.push_back(std::move(emb));
   }
   for (int b = 0; b < s.blocks; ++b) {
     Layer l;
     l.name = fmt::format("block{}", b);
+    l.kind = LayerKind::kBlock;
     l.block = true;
-    // attention: Q, K, V, O; MLP: up (and gate with SwiGLU), down; two norms.
-    l.tensors = {h * h, h * kvDim, h * kvDim, h * h, h * f};
-    if (s.swiglu) l.tensors.push_back(h * f);
-    l.tensors.push_back(f * h);
-    l.tensors.push_back(2 * h);
-    double weights = 0;
-    for (size_t i = 0; i + 1 < l.tensors.size(); ++i) weights += static_cast<double>(l.tensors[i]);
+    // Megatron: Q, K, V and the MLP's first matrices are column-parallel (their biases split
+    // too), O and the MLP's last matrix row-parallel (their biases added after the all-reduce,
+    // replicated); norms replicated.
+    add(l, norm, S::kReplicated);
+    add(l, h * h, S::kSplit);
+    add(l, h * kvDim, S::kSplit);
+    add(l, h * kvDim, S::kSplit);
+    if (s.biases) add(l, h + 2 * kvDim, S::kSplit);
+    add(l, h * h, S::kSplit);
+    if (s.biases) add(l, h, S::kReplicated);
+    add(l, norm, S::kReplicated);
+    add(l, h * f, S::kSplit);
+    if (s.biases) add(l, f, S::kSplit);
+    if (s.swiglu) add(l, h * f, S::kSplit);
+    add(l, f * h, S::kSplit);
+    if (s.biases) add(l, h, S::kReplicated);
+    const double weights =
+        static_cast<double>(2 * h * h + 2 * h * kvDim + (s.swiglu ? 3 : 2) * h * f);
     l.fwdFlopsPerSample =
         2.0 * weights * static_cast<double>(seq) +
         4.0 * static_cast<double>(seq) * static_cast<double>(seq) * static_cast<double>(h);
@@ -211,8 +263,12 @@ Model transformerModel(const TransformerShape& s) {
   if (s.vocab > 0) {
     Layer head;
     head.name = "head";
-    head.tensors = {h};  // final norm
-    if (!s.tiedHead) head.tensors.push_back(static_cast<uint64_t>(s.vocab) * h);
+    head.kind = LayerKind::kHead;
+    if (s.finalNorm) add(head, norm, S::kReplicated);
+    if (s.pooler) add(head, h * h + h, S::kReplicated);
+    // A tied head holds no weight of its own on a single stage (the embedding's is reused); the
+    // proxy adds the copy a pipeline's last stage holds (Megatron's shared embedding weight).
+    if (!s.tiedHead) add(head, static_cast<uint64_t>(s.vocab) * h, S::kVocab);
     head.fwdFlopsPerSample = 2.0 * static_cast<double>(seq) * static_cast<double>(h) * s.vocab;
     head.activationPerSample = seq * static_cast<uint64_t>(s.vocab);
     m.layers.push_back(std::move(head));
@@ -263,6 +319,7 @@ Model modelFromJsonText(std::string_view text, std::string_view what) {
         l.fwdFlopsPerSample = jl.value("fwd_flops", 0.0);
         l.activationPerSample = jl.value("activation", uint64_t{0});
         l.block = true;
+        l.split.assign(l.tensors.size(), TensorSplit::kReplicated);
         if (l.fwdFlopsPerSample < 0) throw UsageError(fmt::format("{}: negative fwd_flops", what));
         m.layers.push_back(std::move(l));
       }
@@ -285,6 +342,8 @@ Model modelFromJsonText(std::string_view text, std::string_view what) {
     }
     s.swiglu = mlp == "swiglu";
     s.tiedHead = j.value("tied_head", true);
+    s.biases = j.value("biases", false);
+    s.learnedPositions = j.value("learned_positions", false);
     return transformerModel(s);
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("{}: {}", what, e.what()));
@@ -310,6 +369,8 @@ void sliceModel(Model& m, int blocks) {
   }
   m.layers = std::move(kept);
   m.slicedBlocks = blocks;
+  m.tiedHead = false;  // no embedding, no head: nothing to tie
+  m.learnedPositions = false;
 }
 
 }  // namespace cb::proxy

@@ -11,9 +11,14 @@
 //   | Llama-2 13B | 13 B   | 40     | 5120   | 40       | 13824 | 4096 |
 //   | Llama-2 70B | 69 B   | 80     | 8192   | 64 (8 KV)| 28672 | 4096 |
 //   | GPT-3       | 175 B  | 96     | 12288  | 96       | 49152 | 2048 |
-// A transformer block holds the attention projections (Q, K, V, O; K and V narrower with grouped
-// KV heads) and the MLP (two matrices, three with SwiGLU as in Llama); its forward costs
-// 2 * params * s + 4 * s^2 * h FLOPs per sample (the usual 24 s h^2 + 4 s^2 h when FFN = 4h).
+// A transformer block holds its two norms, the attention projections (Q, K, V, O; K and V
+// narrower with grouped KV heads) and the MLP (two matrices, three with SwiGLU as in Llama), with
+// biases where the model has them (GPT-2, GPT-3, BERT: LayerNorm weight and bias, a bias on every
+// linear; Llama: RMSNorm weight only, no biases); its forward costs 2 * matrix weights * s +
+// 4 * s^2 * h FLOPs per sample (the usual 24 s h^2 + 4 s^2 h when FFN = 4h). Parameter counts are
+// exact: GPT-2 XL 1,557,611,200 and BERT-large 335,141,888 (Hugging Face, BertModel with pooler),
+// Llama-2 6,738,415,616 / 13,015,864,320 / 68,976,648,192, ResNet-50 25,557,032 (torchvision);
+// GPT-3's "175 B" is the paper's rounded figure (the shape gives 174.6 B).
 // Backward costs twice the forward. ResNet-50 is built conv by conv (bottleneck blocks 3-4-6-3),
 // FLOPs = 2 * weights * output positions.
 #pragma once
@@ -25,13 +30,27 @@
 
 namespace cb::proxy {
 
+// How tensor parallelism (Megatron-LM) holds a tensor: split over the t ranks (column- and
+// row-parallel weights, column-parallel biases), split by vocabulary rows (VocabParallelEmbedding
+// and the output layer: ceil(V / t) rows of h each), or replicated (norms, row-parallel biases,
+// position embeddings).
+enum class TensorSplit : uint8_t { kSplit, kVocab, kReplicated };
+
+enum class LayerKind : uint8_t { kOther, kEmbedding, kBlock, kHead };
+
 struct Layer {
   std::string name;
+  LayerKind kind = LayerKind::kOther;
   std::vector<uint64_t> tensors;     // parameter counts of its tensors, in forward order
+  std::vector<TensorSplit> split;    // per tensor (empty: every tensor kSplit)
   double fwdFlopsPerSample = 0;      // forward FLOPs for one sample (all its tokens)
   uint64_t activationPerSample = 0;  // elements of the output handed to the next layer
   bool block = false;                // a transformer block (TP splits it; PP balances on it)
+  // Buffers DDP broadcasts from rank 0 before each forward (broadcast_buffers): batch-norm
+  // running mean and variance (floats) and its num_batches_tracked (int64).
+  uint64_t bufferFloats = 0, bufferInts = 0;
   uint64_t params() const;
+  TensorSplit splitOf(size_t i) const { return i < split.size() ? split[i] : TensorSplit::kSplit; }
 };
 
 struct Model {
@@ -39,10 +58,14 @@ struct Model {
   bool transformer = false;
   int hidden = 0, heads = 0, kvHeads = 0, ffn = 0, seq = 0, vocab = 0;
   bool swiglu = false;
-  uint64_t publishedParams = 0;  // the headline figure (0 for custom models)
-  int totalBlocks = 0;           // blocks of the whole model
-  int slicedBlocks = 0;          // blocks kept by --layers (== totalBlocks when not sliced)
-  std::vector<Layer> layers;     // in forward order
+  bool biases = false;            // LayerNorm with bias and biased linears (GPT-2/3, BERT)
+  bool tiedHead = false;          // the output layer shares the word embedding's weight
+  bool learnedPositions = false;  // a learned position embedding (GPT-2/3, BERT)
+  uint64_t publishedParams = 0;   // the published figure (0 for custom models)
+  bool publishedExact = false;    // the published figure is an exact count, not a rounded one
+  int totalBlocks = 0;            // blocks of the whole model
+  int slicedBlocks = 0;           // blocks kept by --layers (== totalBlocks when not sliced)
+  std::vector<Layer> layers;      // in forward order
   uint64_t params() const;
   double fwdFlopsPerSample() const;
   bool sliced() const { return slicedBlocks < totalBlocks; }
@@ -57,7 +80,14 @@ struct TransformerShape {
   bool swiglu = false;
   bool tiedHead = true;  // the output projection shares the embedding's weights
   bool learnedPositions = false;
+  int positions = 0;  // rows of the learned position table (0: seq)
+  bool biases = false;
+  int tokenTypes = 0;          // BERT's token-type embedding rows
+  bool embeddingNorm = false;  // BERT: LayerNorm after the embeddings
+  bool finalNorm = true;       // a norm before the head (BERT is post-LN: none)
+  bool pooler = false;         // BERT's pooler (h x h + h)
   uint64_t publishedParams = 0;
+  bool publishedExact = false;
 };
 
 std::vector<std::string> presetNames();  // "resnet50", "bert-large", ...

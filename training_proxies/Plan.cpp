@@ -115,6 +115,7 @@ PipelineSim simulatePipeline(const std::vector<std::vector<PipeOp>>& orders,
   std::vector<double> free(p, 0.0);
   PipelineSim sim;
   sim.busy.assign(p, 0.0);
+  sim.transfer.assign(p, 0.0);
   size_t remaining = 0;
   for (const auto& o : orders) remaining += o.size();
   while (remaining > 0) {
@@ -150,6 +151,12 @@ PipelineSim simulatePipeline(const std::vector<std::vector<PipeOp>>& orders,
   }
   sim.makespan = *std::max_element(free.begin(), free.end());
   for (int s = 0; s < p; ++s) sim.idle.push_back(sim.makespan - sim.busy[s]);
+  // What the transfers add to each stage's idle time, directly (waiting for a message) or
+  // through a peer they delayed: the idle time beyond the same schedule's with instant links.
+  if (link > 0) {
+    PipelineSim instant = simulatePipeline(orders, fwd, bwd, 0);
+    for (int s = 0; s < p; ++s) sim.transfer[s] = std::max(0.0, sim.idle[s] - instant.idle[s]);
+  }
   return sim;
 }
 
@@ -212,23 +219,53 @@ TpKind parseTpKind(std::string_view name) {
       fmt::format("unknown tensor-parallel form '{}' (column, row, megatron, sequence)", name));
 }
 
-std::vector<TpCall> tpCalls(TpKind k, bool forward, uint64_t elements) {
+std::vector<TpStep> tpBlockSteps(TpKind k, bool forward, uint64_t elements) {
   using C = Collective;
+  auto compute = [](int part) { return TpStep{true, part, {C::kAllReduce, 0}}; };
+  auto call = [&](C c) { return TpStep{false, 0, {c, elements}}; };
+  // Backward runs the MLP first.
+  const int first = forward ? 0 : 1, second = 1 - first;
   switch (k) {
     case TpKind::kColumn:  // each of the block's two linears split by columns
-      return forward ? std::vector<TpCall>{{C::kAllGather, elements}, {C::kAllGather, elements}}
-                     : std::vector<TpCall>{{C::kAllReduce, elements}, {C::kAllReduce, elements}};
+      return {compute(first), call(forward ? C::kAllGather : C::kAllReduce), compute(second),
+              call(forward ? C::kAllGather : C::kAllReduce)};
     case TpKind::kRow:
-      return forward ? std::vector<TpCall>{{C::kAllReduce, elements}, {C::kAllReduce, elements}}
-                     : std::vector<TpCall>{{C::kAllGather, elements}, {C::kAllGather, elements}};
-    case TpKind::kMegatron: return {{C::kAllReduce, elements}, {C::kAllReduce, elements}};
+      return {compute(first), call(forward ? C::kAllReduce : C::kAllGather), compute(second),
+              call(forward ? C::kAllReduce : C::kAllGather)};
+    case TpKind::kMegatron:
+      return {compute(first), call(C::kAllReduce), compute(second), call(C::kAllReduce)};
     case TpKind::kSequence:
-      return {{C::kReduceScatter, elements},
-              {C::kAllGather, elements},
-              {C::kReduceScatter, elements},
-              {C::kAllGather, elements}};
+      if (forward) {
+        return {call(C::kAllGather), compute(0), call(C::kReduceScatter),
+                call(C::kAllGather), compute(1), call(C::kReduceScatter)};
+      }
+      return {call(C::kAllGather), compute(1), call(C::kAllGather), call(C::kReduceScatter),
+              call(C::kAllGather), compute(0), call(C::kAllGather), call(C::kReduceScatter)};
   }
   return {};
+}
+
+std::vector<TpCall> tpCalls(TpKind k, bool forward, uint64_t elements) {
+  std::vector<TpCall> out;
+  for (const auto& s : tpBlockSteps(k, forward, elements)) {
+    if (!s.compute) out.push_back(s.call);
+  }
+  return out;
+}
+
+std::string tpStepsText(const std::vector<TpStep>& steps) {
+  std::string out;
+  for (const auto& s : steps) {
+    if (!out.empty()) out += ' ';
+    if (s.compute) {
+      out += s.part == 0 ? "attn" : "mlp";
+    } else {
+      out += s.call.coll == Collective::kAllReduce   ? "AR"
+             : s.call.coll == Collective::kAllGather ? "AG"
+                                                     : "RS";
+    }
+  }
+  return out;
 }
 
 size_t tpCount(const TpCall& c, int t) {

@@ -15,7 +15,11 @@
 // - Tensor-parallel calls per transformer block (Megatron-LM, Shoeybi et al. 2019; sequence
 //   parallelism, Korthikanti et al. 2022): column split = AllGather forward, AllReduce backward;
 //   row split = AllReduce forward, AllGather backward; Megatron = 2 AllReduce forward and 2
-//   backward; sequence parallel = each AllReduce becomes a ReduceScatter + AllGather.
+//   backward; sequence parallel: forward AG -> attention -> RS -> AG -> MLP -> RS (the AG
+//   gathers the sequence-split input of a column-parallel linear, the RS replaces the
+//   row-parallel linear's all-reduce); backward AG (the RS's backward) -> MLP -> AG (the input
+//   re-gathered for the weight gradient: Megatron keeps only the sequence shard) + RS (the
+//   column-parallel input gradient) -> the same for attention: 4 AG + 2 RS.
 #pragma once
 
 #include <cstdint>
@@ -64,7 +68,10 @@ struct PipelineSim {
   double makespan = 0;
   std::vector<double> busy;  // per stage: compute time
   std::vector<double> idle;  // per stage: makespan - busy
-  double bubbleFraction(int stage) const { return idle[stage] / makespan; }
+  // Per stage: the idle time the transfers add (beyond the same orders with instant links).
+  std::vector<double> transfer;
+  // The schedule's bubble: idle time waiting for a dependency, transfers apart.
+  double bubbleFraction(int stage) const { return (idle[stage] - transfer[stage]) / makespan; }
 };
 // Runs the orders with forward time fwd[s] and backward time bwd[s] per stage and `link`
 // seconds per stage-to-stage transfer; an op starts when the stage is free and its input has
@@ -89,9 +96,19 @@ struct TpCall {
   // from it by the collective's convention.
   uint64_t elements = 0;
 };
-// The calls of one block's forward (forward = true) or backward for activations of
+// One step of a block under TP: half of the block's compute (part 0 attention, 1 MLP) or a call.
+struct TpStep {
+  bool compute = false;
+  int part = 0;
+  TpCall call{Collective::kAllReduce, 0};
+};
+// The steps of one block's forward (forward = true) or backward, in order, for activations of
 // `elements` (b x s x h) elements.
+std::vector<TpStep> tpBlockSteps(TpKind k, bool forward, uint64_t elements);
+// The calls of those steps.
 std::vector<TpCall> tpCalls(TpKind k, bool forward, uint64_t elements);
+// "AG attn RS AG mlp RS" for tests.
+std::string tpStepsText(const std::vector<TpStep>& steps);
 // nccl-tests count of a TP call on t ranks: allreduce: elements; allgather/reduce_scatter:
 // elements / t (the per-rank slice; elements must be a multiple of t, the caller pads).
 size_t tpCount(const TpCall& c, int t);

@@ -37,6 +37,12 @@
 namespace cb::proxy {
 
 enum class ProxyMode : uint8_t { kDp, kTp, kPp, kHybrid };
+// The step after backward: none, or an optimizer whose update is modelled as memory traffic per
+// parameter it updates (SGD: read weight and gradient, write weight = 12 B; Adam: read weight,
+// gradient and the two moments, write weight and moments = 28 B, fp32) at --mem-gbps.
+enum class OptimizerKind : uint8_t { kNone, kSgd, kAdam };
+std::string_view optimizerName(OptimizerKind k);  // "none", "sgd", "adam"
+OptimizerKind parseOptimizer(std::string_view name);
 std::string_view proxyModeName(ProxyMode m);  // "dp", "tp", "pp", "hybrid"
 ProxyMode parseProxyMode(std::string_view name);
 
@@ -58,7 +64,17 @@ struct ProxyOptions {
   int servers = 1;
   TpKind tpKind = TpKind::kMegatron;
   PpSchedule schedule = PpSchedule::k1F1B;
-  int microBatches = 4;
+  // Micro-batches per step: pipeline micro-batches, or without a pipeline gradient accumulation
+  // (forward and backward m times, the DP gradients reduced once, after the last: DDP's no_sync).
+  // 0: 4 with a pipeline, else 1.
+  int microBatches = 0;
+  OptimizerKind optimizer = OptimizerKind::kNone;
+  double memGbps = 2000;  // memory bandwidth of the modelled optimizer step, GB/s
+  // ZeRO stage (Rajbhandari et al. 2020): 0 plain DDP; 1 optimizer states sharded (gradients
+  // all-reduced per bucket, each rank updates its 1/d, the parameters all-gathered per bucket
+  // after the step); 2 gradients too (reduce-scatter per bucket instead: Megatron's distributed
+  // optimizer); 3 parameters too (dpKind kSharded: FSDP).
+  int zero = 0;
   std::vector<double> stageWeights;  // empty: uniform
   int steps = 10, warmup = 2;
   int checkRounds = 1;
@@ -67,6 +83,10 @@ struct ProxyOptions {
   VariantOptions variant;
   const Registry* registry = nullptr;  // null: Registry::builtin()
   ScalingKind scaling = ScalingKind::kNone;
+  // Predicted DP rows up to this many ranks (0: 1024, or kMaxPredictFactor x the world if less);
+  // beyond kMaxPredictFactor x the world only with `extrapolate`.
+  int predictTo = 0;
+  bool extrapolate = false;
 };
 
 struct Layout {
@@ -79,6 +99,15 @@ Layout resolveLayout(const ProxyOptions& o, int worldSize, int rank);
 // Every check that needs the world size (layout, servers, heads divisible by TP, stages <=
 // layers); throws UsageError. Called on every rank before anything is measured.
 void validateProxy(const ProxyOptions& o, int worldSize);
+// The optimizer of the step: --optimizer, or Adam when ZeRO is asked for without one.
+OptimizerKind optimizerFor(const ProxyOptions& o);
+// ZeRO-3: --zero 3 or --dp-kind sharded.
+bool shardedParams(const ProxyOptions& o);
+// Micro-batches of a step for this layout (ProxyOptions::microBatches, resolved).
+int microBatchesFor(const ProxyOptions& o, const Layout& l);
+// The variant of `coll` for the step's variant `algo`: `algo`, or for the DDP buffers' broadcast
+// (which ring and the other all-reduce algorithms lack) the binomial tree.
+std::string algoFor(const ProxyOptions& o, Collective coll, const std::string& algo);
 // The variant name used for collectives ("mpi" under MPI, "ring" elsewhere unless given).
 std::string effectiveAlgo(const ProxyOptions& o, WorldKind kind);
 // The variant exists for every collective the step needs; throws UsageError naming it.
@@ -93,14 +122,21 @@ struct TimelineEvent {
 // One kind of call in the step (same group, collective and size): its median time and
 // bandwidths.
 struct CallStat {
-  std::string group;   // "dp", "tp", "pp", "ps", "sharded"
-  std::string coll;    // "allreduce", ..., "sendrecv", "push", "pull"
+  std::string group;   // "dp", "tp", "pp", "emb", "mp", "world", "ps", "sharded"
+  std::string coll;    // "allreduce", ..., "send", "recv", "push", "pull"
   uint64_t bytes = 0;  // S of nccl-tests' convention (message size for point-to-point)
   int nranks = 0;
+  DataType dtype = DataType::kUint8;  // uint8 for point-to-point messages
   int callsPerStep = 0;
   double seconds = 0;  // median over calls and steps
   double algbw = 0, busbw = 0;
 };
+
+// The calls of one step on `rank` of `worldSize` ranks, from the program the run executes, built
+// without a world or buffers (full-size models too): group, call, bytes (nccl-tests S; for the
+// pipeline, one message), ranks and calls (messages) per step, in the order the step first issues
+// them. Throws UsageError like validateProxy.
+std::vector<CallStat> planStep(const ProxyOptions& o, int worldSize, int rank);
 
 struct ProxyRun {
   int n = 0;  // ranks in this run
@@ -112,8 +148,12 @@ struct ProxyRun {
   double step = 0, stepMin = 0, stepMax = 0, stepCv = 0;  // over steps
   double compute = 0, comm = 0, exposed = 0;              // medians, max over ranks
   double overlapPct = 0;
-  std::vector<double> bubblePerStage;  // pipeline: idle fraction per stage (median over steps)
+  // Pipeline, per stage, fractions of the step (medians over steps): idle = 1 - compute / step =
+  // bubble (waiting for a dependency) + transfer (pipeline messages, the measured time of an
+  // exchange with both sides ready) + exposed collectives.
+  std::vector<double> idlePerStage, bubblePerStage, transferPerStage, exposedPerStage;
   double bubbleIdeal = 0;
+  double transfer = 0;  // pipeline transfer time within `exposed` (median, max over ranks)
   double samplesPerSecond = 0, tokensPerSecond = 0;
   uint64_t commBytesPerStep = 0;  // bytes rank 0 hands to communication calls per step
   std::vector<CallStat> calls;

@@ -27,17 +27,40 @@ std::string humanCount(double v) {
   return fmt::format("{:.0f}", v);
 }
 
+// 1557611200 -> "1,557,611,200"
+std::string groupedCount(uint64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// Efficiencies and speed-ups far below 1: "< 0.1%" says what "0.0%" hides.
+std::string percent(double fraction) {
+  const double pct = fraction * 100;
+  if (pct > 0 && pct < 0.1) return fmt::format("{:.1e}%", pct);
+  return fmt::format("{:.1f}%", pct);
+}
+
 }  // namespace
 
 void printProxySetup(std::FILE* out, const ProxyOptions& o, int worldSize, const std::string& algo,
                      const std::string& transport) {
   const Model& m = o.model;
+  std::string published;
+  if (m.publishedParams && m.sliced()) {
+    published = fmt::format("; the whole model: published {}",
+                            humanCount(static_cast<double>(m.publishedParams)));
+  } else if (m.publishedParams && m.publishedExact && m.publishedParams == m.params()) {
+    published = ", the published count";
+  } else if (m.publishedParams) {
+    published = fmt::format("; published {}{}", humanCount(static_cast<double>(m.publishedParams)),
+                            m.publishedExact ? "" : ", a rounded figure");
+  }
   fmt::print(out, "# proxy {}: model {} ({} parameters{}), {} layers", proxyModeName(o.mode),
-             m.name, humanCount(static_cast<double>(m.params())),
-             m.publishedParams
-                 ? fmt::format("; published {}", humanCount(static_cast<double>(m.publishedParams)))
-                 : "",
-             m.layers.size());
+             m.name, groupedCount(m.params()), published, m.layers.size());
   if (m.transformer) {
     fmt::print(out, "; hidden {}, heads {}, ffn {}, seq {}", m.hidden, m.heads, m.ffn, m.seq);
   }
@@ -66,11 +89,23 @@ void printProxySetup(std::FILE* out, const ProxyOptions& o, int worldSize, const
   if (l.dp > 1 || o.mode == ProxyMode::kDp) {
     if (o.dpKind == DpKind::kAllReduce) {
       fmt::print(out,
-                 "# DP: DDP buckets in reverse layer order, first {} then {} (cap), AllReduce "
-                 "in place per bucket, {}\n",
+                 "# DP: DDP buckets in reverse layer order, first {} then {} (cap), {} per "
+                 "bucket, {}\n",
                  formatSize(o.firstBucketBytes), formatSize(o.bucketCapBytes),
+                 o.zero == 2 ? "ReduceScatter (ZeRO-2)" : "AllReduce in place",
                  o.overlap ? "overlapped with the rest of backward"
                            : "after the whole backward (--no-overlap)");
+      uint64_t floats = 0, ints = 0;
+      for (const auto& layer : m.layers) {
+        floats += layer.bufferFloats;
+        ints += layer.bufferInts;
+      }
+      if (floats + ints > 0) {
+        fmt::print(out,
+                   "# DP: rank 0's buffers ({} floats, {} int64) broadcast before each forward "
+                   "(DDP's broadcast_buffers), variant {}\n",
+                   floats, ints, algoFor(o, Collective::kBroadcast, algo));
+      }
     } else if (o.dpKind == DpKind::kParameterServer) {
       fmt::print(out,
                  "# DP: parameter server, {} server rank(s) and {} workers: push gradient "
@@ -79,19 +114,47 @@ void printProxySetup(std::FILE* out, const ProxyOptions& o, int worldSize, const
     } else {
       fmt::print(out,
                  "# DP: sharded (ZeRO-3/FSDP): AllGather parameters per layer in forward and "
-                 "backward, ReduceScatter gradients{}\n",
+                 "backward (the next layer's prefetched), ReduceScatter gradients{}\n",
                  o.overlap ? " overlapped with the rest of backward" : "");
     }
   }
   if (l.tp > 1) {
     fmt::print(out, "# TP: {} per block, on the critical path\n", tpKindName(o.tpKind));
   }
+  const int mb = microBatchesFor(o, l);
   if (l.pp > 1) {
-    fmt::print(out, "# PP: {} stages, {} micro-batches, schedule {}{}\n", l.pp, o.microBatches,
-               ppScheduleName(o.schedule),
+    fmt::print(out,
+               "# PP: {} stages, {} micro-batches, schedule {}{}; stage boundary = the last "
+               "layer's output of a micro-batch{}\n",
+               l.pp, mb, ppScheduleName(o.schedule),
                o.schedule == PpSchedule::kAsync
                    ? fmt::format(" ({} steps back to back, no flush)", o.steps)
-                   : "");
+                   : "",
+               m.transformer ? " (b x s x h)" : "");
+  } else if (mb > 1) {
+    fmt::print(out,
+               "# gradient accumulation: {} micro-batches per step, DP gradients reduced once "
+               "after the last (no_sync)\n",
+               mb);
+  }
+  if (m.transformer && m.vocab > 0 && l.tp > 1) {
+    fmt::print(out,
+               "# TP embedding and head: vocab-parallel ({} vocabulary rows per rank), their "
+               "all-reduces and the cross-entropy's three (b x s floats) per micro-batch\n",
+               (m.vocab + l.tp - 1) / l.tp);
+  }
+  if (m.tiedHead && l.pp > 1) {
+    fmt::print(out,
+               "# tied embedding: the last stage holds a copy of the word embedding; its "
+               "gradient is all-reduced with the first stage's once per step\n");
+  }
+  const OptimizerKind opt = optimizerFor(o);
+  if (opt != OptimizerKind::kNone) {
+    fmt::print(out,
+               "# step: loss and gradient-norm all-reduces, {} update modelled as {} B per "
+               "parameter at {:g} GB/s{}\n",
+               optimizerName(opt), opt == OptimizerKind::kAdam ? 28 : 12, o.memGbps,
+               o.zero > 0 ? fmt::format(", ZeRO stage {}", o.zero) : "");
   }
   fmt::print(out, "# {} timed step(s) after {} warm-up; times are the max over ranks per step\n#\n",
              o.steps, o.warmup);
@@ -99,29 +162,46 @@ void printProxySetup(std::FILE* out, const ProxyOptions& o, int worldSize, const
 
 void printProxyResult(std::FILE* out, const ProxyOptions& o, const ProxyResult& r) {
   fmt::print(out, "# {:>5} {:>11} {:>10} {:>10} {:>6} {:>11} {:>10} {:>11} {:>8} {:>12} {:>12}\n",
-             "ranks", "step(ms)", "min", "max", "cv%", "compute", "comm", "exposed", "overlap%",
-             "samples/s", "tokens/s");
+             "ranks", "step(ms)", "min(ms)", "max(ms)", "cv%", "compute(ms)", "comm(ms)",
+             "exposed(ms)", "overlap%", "samples/s", "tokens/s");
   for (const auto& run : r.runs) {
     fmt::print(out,
                "  {:>5} {:>11} {:>10} {:>10} {:>6.1f} {:>11} {:>10} {:>11} {:>8.1f} {:>12.1f} "
-               "{:>12.0f}\n",
+               "{:>12}\n",
                run.n, ms(run.step), ms(run.stepMin), ms(run.stepMax), run.stepCv * 100,
                ms(run.compute), ms(run.comm), ms(run.exposed), run.overlapPct, run.samplesPerSecond,
-               run.tokensPerSecond);
+               o.model.transformer ? fmt::format("{:.0f}", run.tokensPerSecond) : "-");
   }
   const ProxyRun& last = r.runs.back();
   if (!last.calls.empty()) {
     fmt::print(out, "#\n# calls of one step on {} ranks (time: median over calls, slowest rank)\n",
                last.n);
-    fmt::print(out, "# {:>8} {:>15} {:>12} {:>6} {:>10} {:>11} {:>10} {:>10}\n", "group", "call",
-               "size(B)", "ranks", "per step", "time(us)", "algbw", "busbw");
+    fmt::print(out,
+               "# size: nccl-tests' S (allgather, reduce_scatter: the whole buffer; each rank's "
+               "shard is S / ranks); send/recv: one pipeline message, per step counts messages\n");
+    fmt::print(out, "# {:>8} {:>15} {:>12} {:>12} {:>6} {:>10} {:>11} {:>12} {:>12}\n", "group",
+               "call", "size(B)", "shard(B)", "ranks", "per step", "time(us)", "algbw(GB/s)",
+               "busbw(GB/s)");
     for (const auto& c : last.calls) {
-      fmt::print(out, "  {:>8} {:>15} {:>12} {:>6} {:>10} {:>11.1f} {:>10.2f} {:>10.2f}\n", c.group,
-                 c.coll, c.bytes, c.nranks, c.callsPerStep, c.seconds * 1e6, c.algbw, c.busbw);
+      const bool sharded = c.coll == "allgather" || c.coll == "reduce_scatter";
+      fmt::print(out, "  {:>8} {:>15} {:>12} {:>12} {:>6} {:>10} {:>11.1f} {:>12.2f} {:>12.2f}\n",
+                 c.group, c.coll, c.bytes,
+                 sharded && c.nranks > 0 ? c.bytes / static_cast<uint64_t>(c.nranks) : c.bytes,
+                 c.nranks, c.callsPerStep, c.seconds * 1e6, c.algbw, c.busbw);
     }
   }
   if (!last.bubblePerStage.empty()) {
-    fmt::print(out, "#\n# pipeline bubble (idle compute / step) per stage:");
+    fmt::print(out,
+               "#\n# pipeline, per stage, % of the step: idle = bubble (waiting for a dependency) "
+               "+ transfer (pipeline messages) + exposed collectives\n");
+    fmt::print(out, "# {:>5} {:>8} {:>8} {:>9} {:>8}\n", "stage", "idle%", "bubble%", "transfer%",
+               "exposed%");
+    for (size_t s = 0; s < last.bubblePerStage.size(); ++s) {
+      fmt::print(out, "  {:>5} {:>8.1f} {:>8.1f} {:>9.1f} {:>8.1f}\n", s,
+                 last.idlePerStage[s] * 100, last.bubblePerStage[s] * 100,
+                 last.transferPerStage[s] * 100, last.exposedPerStage[s] * 100);
+    }
+    fmt::print(out, "# pipeline bubble per stage:");
     for (size_t s = 0; s < last.bubblePerStage.size(); ++s) {
       fmt::print(out, " s{} {:.1f}%", s, last.bubblePerStage[s] * 100);
     }
@@ -136,19 +216,31 @@ void printProxyResult(std::FILE* out, const ProxyOptions& o, const ProxyResult& 
                "efficiency = speed-up / n\n",
                scalingKindName(o.scaling),
                o.scaling == ScalingKind::kStrong ? "global batch fixed" : "batch per rank fixed");
-    fmt::print(out, "# {:>5} {:>11} {:>9} {:>11}  {}\n", "ranks", "step(ms)", "speed-up",
-               "efficiency", "source");
+    fmt::print(out, "# {:>5} {:>11} {:>21} {:>9} {:>11}  {}\n", "ranks", "step(ms)", "band(ms)",
+               "speed-up", "efficiency", "source");
     for (const auto& row : r.scaling) {
-      fmt::print(out, "  {:>5} {:>11} {:>8.2f}x {:>10.1f}%  {}\n", row.n, ms(row.stepSeconds),
-                 row.speedup, row.efficiency * 100, row.predicted ? "PREDICTED" : "measured");
+      fmt::print(out, "  {:>5} {:>11} {:>21} {:>8.3g}x {:>11}  {}\n", row.n, ms(row.stepSeconds),
+                 row.predicted ? fmt::format("{} .. {}", ms(row.stepLow), ms(row.stepHigh)) : "-",
+                 row.speedup, percent(row.efficiency),
+                 !row.predicted     ? "measured"
+                 : row.extrapolated ? "PREDICTED, EXTRAPOLATED (--extrapolate)"
+                                    : "PREDICTED");
     }
     if (r.fit.ok) {
       fmt::print(out,
                  "# PREDICTED rows: cost model alpha {:.3g} us, beta {:.3g} ns/B, gamma {:.3g} "
                  "ns/B fitted on {} measured calls (median error {:.0f}%), schedule features of "
-                 "'{}'; a model, not a measurement\n",
+                 "'{}'; a model, not a measurement; band: the fit's residuals ({:+.0f}% .. "
+                 "{:+.0f}%) applied to every predicted call\n",
                  r.fit.alpha * 1e6, r.fit.beta * 1e9, r.fit.gamma * 1e9, r.fit.points,
-                 r.fit.medianRelError * 100, r.fitModelledAs);
+                 r.fit.medianRelError * 100, r.fitModelledAs, r.fit.relLow * 100,
+                 r.fit.relHigh * 100);
+      if (r.fit.medianRelError > 0.1) {
+        fmt::print(out,
+                   "# WARNING: the fit misses its own points by {:.0f}% (median): the predicted "
+                   "rows are rough; measure more ranks or sizes\n",
+                   r.fit.medianRelError * 100);
+      }
     } else if (o.mode == ProxyMode::kDp) {
       fmt::print(out, "# no prediction: fewer than two measured collectives to fit\n");
     }
@@ -166,6 +258,8 @@ std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
   j["mode"] = proxyModeName(o.mode);
   j["model"] = {{"name", o.model.name},
                 {"params", o.model.params()},
+                {"published_params", o.model.publishedParams},
+                {"published_exact", o.model.publishedExact},
                 {"layers", o.model.layers.size()},
                 {"blocks", o.model.slicedBlocks},
                 {"total_blocks", o.model.totalBlocks},
@@ -182,7 +276,11 @@ std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
                   {"servers", o.servers},
                   {"tp_kind", tpKindName(o.tpKind)},
                   {"schedule", ppScheduleName(o.schedule)},
-                  {"micro_batches", o.microBatches},
+                  {"micro_batches",
+                   microBatchesFor(o, resolveLayout(o, r.runs.empty() ? 1 : r.runs.back().n, 0))},
+                  {"optimizer", optimizerName(optimizerFor(o))},
+                  {"zero", shardedParams(o) ? 3 : o.zero},
+                  {"mem_gbps", o.memGbps},
                   {"steps", o.steps},
                   {"warmup", o.warmup},
                   {"scaling", scalingKindName(o.scaling)},
@@ -205,15 +303,23 @@ std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
     json steps = json::array();
     for (double s : run.stepSamples) steps.push_back(s * 1e6);
     jr["steps_us"] = steps;
+    jr["transfer_us"] = run.transfer * 1e6;
+    if (!o.model.transformer) jr["tokens_per_s"] = nullptr;
     if (!run.bubblePerStage.empty()) {
+      jr["idle_per_stage"] = run.idlePerStage;
       jr["bubble_per_stage"] = run.bubblePerStage;
+      jr["transfer_per_stage"] = run.transferPerStage;
+      jr["exposed_per_stage"] = run.exposedPerStage;
       jr["bubble_ideal"] = run.bubbleIdeal;
     }
     json calls = json::array();
     for (const auto& c : run.calls) {
+      const bool shard = c.coll == "allgather" || c.coll == "reduce_scatter";
       calls.push_back({{"group", c.group},
                        {"call", c.coll},
+                       {"dtype", dataTypeName(c.dtype)},
                        {"bytes", c.bytes},
+                       {"shard_bytes", shard && c.nranks > 0 ? c.bytes / c.nranks : c.bytes},
                        {"ranks", c.nranks},
                        {"per_step", c.callsPerStep},
                        {"time_us", c.seconds * 1e6},
@@ -240,6 +346,9 @@ std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
   for (const auto& row : r.scaling) {
     sc.push_back({{"ranks", row.n},
                   {"predicted", row.predicted},
+                  {"extrapolated", row.extrapolated},
+                  {"step_low_us", row.stepLow * 1e6},
+                  {"step_high_us", row.stepHigh * 1e6},
                   {"step_us", row.stepSeconds * 1e6},
                   {"comm_us", row.commSeconds * 1e6},
                   {"exposed_us", row.exposedSeconds * 1e6},
@@ -253,6 +362,8 @@ std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
                 {"gamma_s_per_byte", r.fit.gamma},
                 {"points", r.fit.points},
                 {"median_rel_error", r.fit.medianRelError},
+                {"rel_low", r.fit.relLow},
+                {"rel_high", r.fit.relHigh},
                 {"features_of", r.fitModelledAs}};
   }
   return j.dump();

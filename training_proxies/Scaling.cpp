@@ -142,11 +142,20 @@ CostFit fitCost(const std::vector<CostSample>& samples) {
   }
   if (best.ok) {
     std::vector<double> rel;
+    bool first = true;
     for (const auto& s : samples) {
       if (s.seconds <= 0 || (s.f.messages == 0 && s.f.bytes == 0)) continue;
-      rel.push_back(std::fabs(best.predict(s.f) - s.seconds) / s.seconds);
+      const double pred = best.predict(s.f);
+      rel.push_back(std::fabs(pred - s.seconds) / s.seconds);
+      if (pred <= 0) continue;
+      const double r = s.seconds / pred - 1;
+      best.relLow = first ? r : std::min(best.relLow, r);
+      best.relHigh = first ? r : std::max(best.relHigh, r);
+      first = false;
     }
     best.medianRelError = summarize(rel).median;
+    best.relLow = std::min(best.relLow, 0.0);
+    best.relHigh = std::max(best.relHigh, 0.0);
   }
   return best;
 }

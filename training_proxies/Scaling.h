@@ -47,7 +47,10 @@ struct CostFit {
   double alpha = 0, beta = 0, gamma = 0;  // s, s/byte, s/byte
   int points = 0;
   double medianRelError = 0;  // |predicted - measured| / measured over the fitted points
-  bool ok = false;            // false when fewer than two usable points
+  // The band of the residuals: measured / predicted - 1 over the fitted points, smallest and
+  // largest; a prediction p is given as [p (1 + relLow), p (1 + relHigh)].
+  double relLow = 0, relHigh = 0;
+  bool ok = false;  // false when fewer than two usable points
   double predict(const CostFeatures& f) const {
     return alpha * f.messages + beta * f.bytes + gamma * f.reduced;
   }
@@ -67,10 +70,17 @@ DpStepSim simulateDpStep(const std::vector<double>& fwd, const std::vector<doubl
                          const std::vector<Bucket>& buckets, const std::vector<double>& comm,
                          bool overlap);
 
+// Predictions reach at most this many times the largest measured world unless asked
+// (--extrapolate): beyond it the fit's alpha, fitted on a few ranks of one host, and the ring
+// model decide alone.
+constexpr int kMaxPredictFactor = 64;
+
 struct ScalingRow {
   int n = 0;
   bool predicted = false;
+  bool extrapolated = false;  // predicted beyond kMaxPredictFactor x the measured world
   double stepSeconds = 0;
+  double stepLow = 0, stepHigh = 0;  // predicted: the band of the fit's residuals
   double commSeconds = 0;
   double exposedSeconds = 0;
   double speedup = 0, efficiency = 0;

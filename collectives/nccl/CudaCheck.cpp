@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "core/Error.h"
 
@@ -52,8 +53,16 @@ void checkNccl(ncclResult_t r, const char* what, ncclComm_t comm) {
 }
 
 bool isNcclRefusal(ncclResult_t r, std::string_view lastError) {
-  if (r == ncclInvalidUsage || r == ncclInvalidArgument) return true;
-  return r == ncclInternalError && lastError.find("algorithm/protocol") != std::string_view::npos;
+  if (r != ncclInvalidUsage && r != ncclInvalidArgument && r != ncclInternalError) return false;
+  // Only NCCL's own words about the forced settings make it a refusal: any other invalid usage
+  // on a forced column is a bug of ours or NCCL's and must show as "failed".
+  std::string lower(lastError);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (std::string_view word : {"algorithm/protocol", "nccl_algo", "nccl_proto"}) {
+    if (lower.find(word) != std::string::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace cb

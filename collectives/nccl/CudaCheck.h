@@ -45,7 +45,9 @@ void checkNccl(ncclResult_t r, const char* what, ncclComm_t comm = nullptr);
 
 // True when NCCL refused a forced algorithm/protocol rather than failing: invalid usage or
 // argument, or the internal error NCCL returns for "no algorithm/protocol available" once the
-// NCCL_ALGO/NCCL_PROTO variables it consults at call time are gone (we restore them after init).
+// NCCL_ALGO/NCCL_PROTO variables it consults at call time are gone (we restore them after init),
+// and only when NCCL's last error names the algorithm/protocol or those variables. A bare
+// invalid usage is not a refusal: it may be a real bug, and must not hide as "unsupported".
 bool isNcclRefusal(ncclResult_t r, std::string_view lastError);
 
 }  // namespace cb

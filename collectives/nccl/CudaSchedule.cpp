@@ -53,62 +53,39 @@ class CudaScheduleRun final : public PreparedCollective {
   void run(const void* send, void* recv, Deadline d) override {
     last_.reset();
     ScopedDevice on(device_);
-    DeviceCall call;
-    call.body = [this, send, recv, d](cudaStream_t s) { enqueue(send, recv, s, d); };
-    call.key = {send, recv};
-    last_ = runner_.run(call, d);
+    last_ = runner_.run(callFor(send, recv, d), d);
   }
 
-  std::optional<double> runBatch(const void* send, void* recv, int calls, Deadline d) override {
+  void prepareBatch(const void* send, void* recv, int calls, BatchShift shift,
+                    Deadline d) override {
     ScopedDevice on(device_);
-    DeviceCall call;
-    call.body = [this, send, recv, d](cudaStream_t s) { enqueue(send, recv, s, d); };
-    call.key = {send, recv};
-    return runner_.runBatch(call, calls, d);
+    runner_.prepareBatch(callFor(send, recv, d), calls, shift);
+  }
+
+  std::optional<double> runBatch(const void* send, void* recv, int calls, BatchShift shift,
+                                 Deadline d) override {
+    ScopedDevice on(device_);
+    return runner_.runBatch(callFor(send, recv, d), calls, shift, d);
   }
 
   std::optional<double> lastDeviceSeconds() const override { return last_; }
 
  private:
-  char* at(const Span& span, const void* send, void* recv) const {
-    char* base = nullptr;
-    switch (span.buf) {
-      case BufferRef::kSend: base = const_cast<char*>(static_cast<const char*>(send)); break;
-      case BufferRef::kRecv: base = static_cast<char*>(recv); break;
-      case BufferRef::kScratch:
-        base = scratch_ ? static_cast<char*>(scratch_->data()) : nullptr;
-        break;
-    }
-    return base + span.offset * elem_;
+  DeviceCall callFor(const void* send, void* recv, Deadline d) {
+    DeviceCall call;
+    call.body = [this, send, recv, d](cudaStream_t s, size_t moved) {
+      enqueue(static_cast<const char*>(send) + moved, static_cast<char*>(recv) + moved, s, d);
+    };
+    call.key = {send, recv};
+    return call;
   }
 
   void enqueue(const void* send, void* recv, cudaStream_t s, Deadline d) {
     ncclComm_t c = nccl_->get();
     char* staging = staging_ ? static_cast<char*>(staging_->data()) : nullptr;
+    const DeviceSpans spans{send, recv, scratch_ ? scratch_->data() : nullptr, elem_};
     for (const auto& plan : plans_) {
-      for (const auto& step : plan.local) {
-        char* dst = at(step.dst, send, recv);
-        size_t n = step.dst.count;
-        if (n == 0) continue;
-        switch (step.kind) {
-          case StepKind::kCopy: {
-            const char* src = at(step.src, send, recv);
-            if (src == dst) break;
-            size_t bytes = n * elem_;
-            if (src < dst + bytes && dst < src + bytes) {
-              throw InternalError("schedule copy between partially overlapping ranges");
-            }
-            checkCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s),
-                      "cudaMemcpyAsync (schedule copy)");
-            break;
-          }
-          case StepKind::kReduce:
-            deviceReduce(args_.dtype, args_.op, dst, dst, at(step.src, send, recv), n, s);
-            break;
-          case StepKind::kScale: deviceScale(args_.dtype, dst, n, nranks_, s); break;
-          default: break;
-        }
-      }
+      enqueueLocalSteps(plan, spans, args_.dtype, args_.op, nranks_, s);
       bool any = std::any_of(plan.sends.begin(), plan.sends.end(),
                              [](const Step& st) { return st.src.count > 0; }) ||
                  std::any_of(plan.receives.begin(), plan.receives.end(),
@@ -118,22 +95,18 @@ class CudaScheduleRun final : public PreparedCollective {
       for (const auto& step : plan.sends) {
         if (step.src.count == 0) continue;
         nccl_->complete(
-            ncclSend(at(step.src, send, recv), step.src.count * elem_, ncclUint8, step.peer, c, s),
+            ncclSend(spans.at(step.src), step.src.count * elem_, ncclUint8, step.peer, c, s),
             "ncclSend (schedule)", d);
       }
       for (const auto& r : plan.receives) {
         if (r.step.dst.count == 0) continue;
         char* into = r.step.kind == StepKind::kRecvReduce ? staging + r.stagingOffset * elem_
-                                                          : at(r.step.dst, send, recv);
+                                                          : spans.at(r.step.dst);
         nccl_->complete(ncclRecv(into, r.step.dst.count * elem_, ncclUint8, r.step.peer, c, s),
                         "ncclRecv (schedule)", d);
       }
       nccl_->complete(ncclGroupEnd(), "ncclGroupEnd (schedule phase)", d);
-      for (const auto& r : plan.receives) {
-        if (r.step.kind != StepKind::kRecvReduce || r.step.dst.count == 0) continue;
-        deviceReduce(args_.dtype, args_.op, at(r.step.dst, send, recv), at(r.step.src, send, recv),
-                     staging + r.stagingOffset * elem_, r.step.dst.count, s);
-      }
+      enqueueRecvReduces(plan, spans, staging, args_.dtype, args_.op, s);
     }
   }
 
@@ -163,6 +136,101 @@ void checkSpan(const Span& span, const Schedule& s, int phase, const char* what)
 }
 
 }  // namespace
+
+char* DeviceSpans::at(const Span& span) const {
+  char* base = nullptr;
+  switch (span.buf) {
+    case BufferRef::kSend: base = const_cast<char*>(static_cast<const char*>(send)); break;
+    case BufferRef::kRecv: base = static_cast<char*>(recv); break;
+    case BufferRef::kScratch: base = static_cast<char*>(scratch); break;
+  }
+  return base + span.offset * elementBytes;
+}
+
+void enqueueLocalSteps(const CudaPhasePlan& plan, const DeviceSpans& at, DataType t, RedOp op,
+                       int nranks, cudaStream_t s) {
+  for (const auto& step : plan.local) {
+    char* dst = at.at(step.dst);
+    size_t n = step.dst.count;
+    if (n == 0) continue;
+    switch (step.kind) {
+      case StepKind::kCopy: {
+        const char* src = at.at(step.src);
+        if (src == dst) break;
+        size_t bytes = n * at.elementBytes;
+        if (src < dst + bytes && dst < src + bytes) {
+          throw InternalError("schedule copy between partially overlapping ranges");
+        }
+        checkCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s),
+                  "cudaMemcpyAsync (schedule copy)");
+        break;
+      }
+      case StepKind::kReduce: deviceReduce(t, op, dst, dst, at.at(step.src), n, s); break;
+      case StepKind::kScale: deviceScale(t, dst, n, nranks, s); break;
+      default: break;
+    }
+  }
+}
+
+void enqueueRecvReduces(const CudaPhasePlan& plan, const DeviceSpans& at, char* staging, DataType t,
+                        RedOp op, cudaStream_t s) {
+  for (const auto& r : plan.receives) {
+    if (r.step.kind != StepKind::kRecvReduce || r.step.dst.count == 0) continue;
+    deviceReduce(t, op, at.at(r.step.dst), at.at(r.step.src),
+                 staging + r.stagingOffset * at.elementBytes, r.step.dst.count, s);
+  }
+}
+
+void runSchedulesOnOneDevice(const std::vector<Schedule>& schedules,
+                             const std::vector<DeviceSpans>& buffers,
+                             const std::vector<char*>& staging, const CollArgs& args,
+                             cudaStream_t s) {
+  const int n = static_cast<int>(schedules.size());
+  if (buffers.size() != schedules.size() || staging.size() != schedules.size()) {
+    throw InternalError("runSchedulesOnOneDevice: one buffer set and staging per schedule");
+  }
+  size_t phases = 0;
+  for (const auto& sch : schedules) phases = std::max(phases, sch.phases.size());
+  for (size_t p = 0; p < phases; ++p) {
+    std::vector<CudaPhasePlan> plans(n);
+    for (int r = 0; r < n; ++r) {
+      if (p < schedules[r].phases.size()) plans[r] = planCudaPhase(schedules[r].phases[p]);
+    }
+    for (int r = 0; r < n; ++r) enqueueLocalSteps(plans[r], buffers[r], args.dtype, args.op, n, s);
+    // The k-th receive of r from a peer takes the k-th send of that peer to r (posting order).
+    std::vector<std::vector<size_t>> taken(n, std::vector<size_t>(n, 0));
+    for (int r = 0; r < n; ++r) {
+      for (const auto& recv : plans[r].receives) {
+        const int from = recv.step.peer;
+        const Step* match = nullptr;
+        size_t k = 0;
+        for (const auto& send : plans[from].sends) {
+          if (send.peer != r) continue;
+          if (k++ == taken[from][r]) {
+            match = &send;
+            break;
+          }
+        }
+        if (!match || match->src.count != recv.step.dst.count) {
+          throw InternalError(
+              fmt::format("phase {}: rank {}'s receive from {} has no matching send", p, r, from));
+        }
+        ++taken[from][r];
+        if (recv.step.dst.count == 0) continue;
+        char* into = recv.step.kind == StepKind::kRecvReduce
+                         ? staging[r] + recv.stagingOffset * buffers[r].elementBytes
+                         : buffers[r].at(recv.step.dst);
+        checkCuda(cudaMemcpyAsync(into, buffers[from].at(match->src),
+                                  recv.step.dst.count * buffers[r].elementBytes,
+                                  cudaMemcpyDeviceToDevice, s),
+                  "cudaMemcpyAsync (one-device round)");
+      }
+    }
+    for (int r = 0; r < n; ++r) {
+      enqueueRecvReduces(plans[r], buffers[r], staging[r], args.dtype, args.op, s);
+    }
+  }
+}
 
 CudaPhasePlan planCudaPhase(const Phase& phase) {
   CudaPhasePlan plan;
@@ -240,7 +308,7 @@ std::unique_ptr<PreparedCollective> prepareCudaSchedule(Communicator& comm, cons
   GpuOptions gpu = gpuOptionsFrom(options);
   Deadline d = Deadline::after(gpu.prepareTimeoutSeconds);
   int device = deviceForRank(comm);
-  checkCuda(cudaSetDevice(device), "cudaSetDevice");
+  setThreadDevice(device);
   checkDistinctDevices(comm, device, d);
   auto nccl = NcclCommPool::forThisThread().acquire(comm, device, {}, d);
   return std::make_unique<CudaScheduleRun>(args, comm.size(), std::move(schedule), gpu, device,

@@ -8,6 +8,8 @@
 // Everything is enqueued on one stream and timed as one device call (DeviceCall.h).
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +38,31 @@ size_t cudaStagingCount(const Schedule& s);
 // Throws InternalError if a step reaches outside the buffer sizes the schedule declares, or the
 // schedule's buffers are smaller than the collective's (sendCount/recvCount of args).
 void checkScheduleForDevice(const Schedule& s, const CollArgs& args, int nranks);
+
+// Where one rank's spans lie on the device.
+struct DeviceSpans {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  void* scratch = nullptr;
+  size_t elementBytes = 1;
+  char* at(const Span& span) const;
+};
+// A phase's local steps (copy: cudaMemcpyAsync; reduce, scale: kernels) in schedule order.
+void enqueueLocalSteps(const CudaPhasePlan& plan, const DeviceSpans& at, DataType t, RedOp op,
+                       int nranks, cudaStream_t s);
+// After a phase's round: dst = src op staged for each recv-reduce (staged at its offset).
+void enqueueRecvReduces(const CudaPhasePlan& plan, const DeviceSpans& at, char* staging, DataType t,
+                        RedOp op, cudaStream_t s);
+
+// Every rank's schedule on this thread's one device, in one stream: per phase, each rank's local
+// steps, then the communication as device copies (the k-th receive of b from a in a phase takes
+// the k-th send of a to b), then the recv-reduces. The executor's kernels, phase plans, spans and
+// staging for several ranks where NCCL can't run them (it refuses two ranks on one GPU); a test
+// tool, not a timed path. `staging[r]` holds cudaStagingCount(schedules[r]) elements.
+void runSchedulesOnOneDevice(const std::vector<Schedule>& schedules,
+                             const std::vector<DeviceSpans>& buffers,
+                             const std::vector<char*>& staging, const CollArgs& args,
+                             cudaStream_t s);
 
 // Runs `schedule` (built for this rank) on device buffers. Collective over comm (creates or
 // reuses the rank's NCCL communicator). Throws EnvironmentError when there is no GPU here.

@@ -67,8 +67,8 @@ DeviceCallRunner::~DeviceCallRunner() {
   if (!comm_ || comm_->usable()) cudaStreamSynchronize(stream_.get());
 }
 
-const CudaGraph& DeviceCallRunner::graphFor(const DeviceCall& call, int bodies) {
-  GraphKey key{call.key, bodies};
+const CudaGraph& DeviceCallRunner::graphFor(const DeviceCall& call, int bodies, BatchShift shift) {
+  GraphKey key{call.key, bodies, shift};
   auto found =
       std::find_if(graphs_.begin(), graphs_.end(), [&](const auto& g) { return g.first == key; });
   if (found != graphs_.end()) return found->second;
@@ -83,7 +83,7 @@ const CudaGraph& DeviceCallRunner::graphFor(const DeviceCall& call, int bodies) 
   checkCuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   cudaGraph_t graph = nullptr;
   try {
-    for (int i = 0; i < bodies; ++i) call.body(s);
+    for (int i = 0; i < bodies; ++i) call.body(s, shift.at(i));
   } catch (...) {
     cudaStreamEndCapture(s, &graph);  // leave the stream usable
     if (graph) cudaGraphDestroy(graph);
@@ -126,12 +126,12 @@ double DeviceCallRunner::run(const DeviceCall& call, Deadline d) {
   Armed armed(watchdog_.get(), d);
   if (call.pre) call.pre(s);
   const CudaGraph* graph =
-      options_.graphLaunches > 0 ? &graphFor(call, options_.graphLaunches) : nullptr;
+      options_.graphLaunches > 0 ? &graphFor(call, options_.graphLaunches, {}) : nullptr;
   checkCuda(cudaEventRecord(start_.get(), s), "cudaEventRecord (start)");
   if (graph) {
     checkCuda(cudaGraphLaunch(graph->exec(), s), "cudaGraphLaunch");
   } else {
-    call.body(s);
+    call.body(s, 0);
   }
   checkCuda(cudaEventRecord(stop_.get(), s), "cudaEventRecord (stop)");
   if (call.post) call.post(s);
@@ -142,7 +142,13 @@ double DeviceCallRunner::run(const DeviceCall& call, Deadline d) {
   return perCallSeconds(ms, callsPerRun(options_));
 }
 
-double DeviceCallRunner::runBatch(const DeviceCall& call, int calls, Deadline d) {
+void DeviceCallRunner::prepareBatch(const DeviceCall& call, int calls, BatchShift shift) {
+  if (options_.graphLaunches <= 0 || calls < 1) return;
+  ScopedDevice on(device_);
+  graphFor(call, calls, shift);
+}
+
+double DeviceCallRunner::runBatch(const DeviceCall& call, int calls, BatchShift shift, Deadline d) {
   if (calls < 1) throw InternalError(fmt::format("runBatch: {} calls", calls));
   ScopedDevice on(device_);
   cudaStream_t s = stream_.get();
@@ -152,8 +158,9 @@ double DeviceCallRunner::runBatch(const DeviceCall& call, int calls, Deadline d)
     call.pre(s);
     wait(d);
   }
-  // nccl-tests captures the whole loop once and launches it -G times.
-  const CudaGraph* graph = options_.graphLaunches > 0 ? &graphFor(call, calls) : nullptr;
+  // nccl-tests captures the whole loop once and launches it -G times. The timing loop captured
+  // it before its barrier (prepareBatch); warm-up batches capture here, untimed.
+  const CudaGraph* graph = options_.graphLaunches > 0 ? &graphFor(call, calls, shift) : nullptr;
   const int launches = graph ? options_.graphLaunches : 1;
   double t0 = nowSeconds();
   if (graph) {
@@ -161,7 +168,7 @@ double DeviceCallRunner::runBatch(const DeviceCall& call, int calls, Deadline d)
       checkCuda(cudaGraphLaunch(graph->exec(), s), "cudaGraphLaunch");
     }
   } else {
-    for (int i = 0; i < calls; ++i) call.body(s);
+    for (int i = 0; i < calls; ++i) call.body(s, shift.at(i));
   }
   wait(d);
   double seconds = nowSeconds() - t0;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/Registry.h"
 #include "collectives/nccl/GpuOptions.h"
 #include "collectives/nccl/NcclComm.h"
 #include "collectives/nccl/Watchdog.h"
@@ -67,13 +68,15 @@ class CudaGraph {
 
 // Enqueues work on the stream; no synchronization inside.
 using Enqueue = std::function<void(cudaStream_t)>;
+// The timed body, on its buffers moved by `shiftBytes` (nccl-tests' per-call offset; 0 in run()).
+using ShiftedEnqueue = std::function<void(cudaStream_t, size_t shiftBytes)>;
 
 // One call's work: `pre` and `post` (may be empty) run untimed around the timed `body`, which is
 // what a graph captures. `key` identifies the buffers the body is bound to: a captured graph is
-// reused only for the same key.
+// reused only for the same key (and number of bodies and shift).
 struct DeviceCall {
   Enqueue pre;
-  Enqueue body;
+  ShiftedEnqueue body;
   Enqueue post;
   std::pair<const void*, const void*> key{nullptr, nullptr};
 };
@@ -89,12 +92,17 @@ class DeviceCallRunner {
   double run(const DeviceCall& call, Deadline d);
   // Runs `work` once, outside any graph and untimed, and waits for it (set-up probes).
   void runOnce(const Enqueue& work, Deadline d);
-  // nccl-tests' batch: `pre` (untimed), then `calls` bodies back to back, or with -G N that many
-  // launches of one graph of the `calls` bodies, waited for once; returns host seconds per body.
-  double runBatch(const DeviceCall& call, int calls, Deadline d);
+  // Before the barrier of nccl-tests' loop: with -G, captures and instantiates the graph of the
+  // `calls` bodies that runBatch will launch (nccl-tests captures before its barrier too);
+  // without -G nothing.
+  void prepareBatch(const DeviceCall& call, int calls, BatchShift shift);
+  // nccl-tests' batch: `pre` (untimed), then `calls` bodies back to back (body i moved by
+  // shift.at(i)), or with -G N that many launches of one graph of the `calls` bodies, waited for
+  // once; returns host seconds per body.
+  double runBatch(const DeviceCall& call, int calls, BatchShift shift, Deadline d);
 
  private:
-  const CudaGraph& graphFor(const DeviceCall& call, int bodies);
+  const CudaGraph& graphFor(const DeviceCall& call, int bodies, BatchShift shift);
   void wait(Deadline d);
   [[noreturn]] static void throwAborted(Deadline d);
 
@@ -108,6 +116,7 @@ class DeviceCallRunner {
   struct GraphKey {
     std::pair<const void*, const void*> buffers;
     int bodies;
+    BatchShift shift;
     bool operator==(const GraphKey&) const = default;
   };
   std::vector<std::pair<GraphKey, CudaGraph>> graphs_;

@@ -38,15 +38,17 @@ DeviceBuffer::DeviceBuffer(int device, size_t bytes, DeviceAlloc how)
 
 DeviceBuffer::~DeviceBuffer() {
   if (!data_) return;
-  int previous = -1;
-  cudaGetDevice(&previous);
-  cudaSetDevice(device_);
-  if (how_ == DeviceAlloc::kNcclMemAlloc) {
-    ncclMemFree(data_);
-  } else {
-    cudaFree(data_);
+  try {
+    // The buffer's own device, never device 0 by default (ScopedDevice, GpuDevice.h).
+    ScopedDevice on(device_);
+    if (how_ == DeviceAlloc::kNcclMemAlloc) {
+      ncclMemFree(data_);
+    } else {
+      cudaFree(data_);
+    }
+  } catch (const Error&) {
+    // No device to select: nothing was allocated on it either way that could still be freed.
   }
-  if (previous >= 0) cudaSetDevice(previous);
 }
 
 void DeviceBuffer::upload(size_t offset, const void* host, size_t n) {

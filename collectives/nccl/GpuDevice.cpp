@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -13,8 +14,10 @@
 #include <map>
 #include <string_view>
 
+#include "collectives/Registry.h"
 #include "collectives/nccl/CudaCheck.h"
 #include "core/Error.h"
+#include "core/HostMap.h"
 
 namespace cb {
 namespace {
@@ -23,12 +26,6 @@ std::string runtimeVersionText() {
   int v = 0;
   if (cudaRuntimeGetVersion(&v) != cudaSuccess) return "?";
   return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
-}
-
-std::string hostName() {
-  std::array<char, 256> buf{};
-  if (gethostname(buf.data(), buf.size() - 1) != 0) return "?";
-  return buf.data();
 }
 
 // sysfs fallback for the NUMA node of a PCI device ("0000:29:00.0").
@@ -79,6 +76,16 @@ int gpuDeviceCount() {
   return n;
 }
 
+int visibleGpuCount() {
+  if (gpuUnavailableReason()) return 0;
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
 std::optional<int> localRankFromEnvironment(const EnvLookup& env) {
   static constexpr std::array<const char*, 7> kVars{"OMPI_COMM_WORLD_LOCAL_RANK",
                                                     "MPI_LOCALRANKID",
@@ -115,11 +122,18 @@ DeviceChoice chooseDevice(const Communicator& comm) {
   }
   int count = 0;
   checkCuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-  return pickDevice(local, count);
+  // Local-world ranks are threads of this process: all of them need a GPU here.
+  const int processRanks = comm.worldKind() == WorldKind::kMpi ? 1 : comm.size();
+  return pickDevice(local, processRanks, count);
 }
 
-DeviceChoice pickDevice(int localRank, int visibleDevices) {
+DeviceChoice pickDevice(int localRank, int processRanks, int visibleDevices) {
   if (visibleDevices < 1) return {-1, "no CUDA devices"};
+  if (processRanks > visibleDevices) {
+    return {-1, fmt::format("{} ranks in one process need {} GPUs (one per rank), this host has {} "
+                            "visible (use --np {} or CUDA_VISIBLE_DEVICES)",
+                            processRanks, processRanks, visibleDevices, visibleDevices)};
+  }
   // One visible device: the launcher gave each rank its own GPU (Slurm --gpus-per-task=1,
   // CUDA_VISIBLE_DEVICES per rank); it is device 0 whatever the local rank. Ranks that share it
   // by mistake are caught by checkDistinctDevices (same PCI bus id on one host).
@@ -137,14 +151,36 @@ int deviceForRank(const Communicator& comm) {
   return choice.device;
 }
 
-ScopedDevice::ScopedDevice(int device) {
-  checkCuda(cudaGetDevice(&previous_), "cudaGetDevice");
-  if (previous_ != device) checkCuda(cudaSetDevice(device), "cudaSetDevice");
+namespace {
+
+int realSetDevice(int device) { return static_cast<int>(cudaSetDevice(device)); }
+
+std::atomic<SetDeviceFn> setDeviceFn{&realSetDevice};
+thread_local int chosenDevice = -1;
+
+}  // namespace
+
+SetDeviceFn exchangeSetDeviceForTesting(SetDeviceFn fn) {
+  return setDeviceFn.exchange(fn ? fn : &realSetDevice);
 }
 
+void setThreadDevice(int device) {
+  if (chosenDevice == device) return;
+  checkCuda(static_cast<cudaError_t>(setDeviceFn.load()(device)), "cudaSetDevice");
+  chosenDevice = device;
+}
+
+int threadDevice() { return chosenDevice; }
+
+ScopedDevice::ScopedDevice(int device) : previous_(chosenDevice) { setThreadDevice(device); }
+
 ScopedDevice::~ScopedDevice() {
-  int now = -1;
-  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+  if (previous_ < 0 || previous_ == chosenDevice) return;
+  if (setDeviceFn.load()(previous_) == 0) {
+    chosenDevice = previous_;
+  } else {
+    cudaGetLastError();
+  }
 }
 
 DeviceInfo describeDevice(int device) {

@@ -38,14 +38,34 @@ struct DeviceChoice {
   std::string reason;  // set when device < 0
 };
 DeviceChoice chooseDevice(const Communicator& comm);
-// The rule chooseDevice applies (pure, tested on the host): with one visible device, device 0
-// (each rank was given its own GPU); otherwise the local rank's index, if it is visible.
-DeviceChoice pickDevice(int localRank, int visibleDevices);
+// The rule chooseDevice applies (pure, tested on the host). `processRanks` is how many ranks
+// this process drives: 1 for an MPI rank, every rank for the local world of threads. Those must
+// sit on distinct GPUs (NCCL refuses two ranks of one communicator on one GPU), so a local world
+// larger than the visible devices is refused here, before anything is allocated. With one rank
+// per process and one visible device, device 0 (each rank was given its own GPU); otherwise the
+// local rank's index, if it is visible.
+DeviceChoice pickDevice(int localRank, int processRanks, int visibleDevices);
 // chooseDevice(comm).device, or throws EnvironmentError with the reason.
 int deviceForRank(const Communicator& comm);
 
+// The device calls below go through one function: cudaSetDevice by default, a counter in tests.
+// Since CUDA 12 cudaSetDevice creates the device's primary context (about 0.5 GB), so what it is
+// called with is what a test of "never touch device 0 by default" must see. Returns the old one.
+using SetDeviceFn = int (*)(int device);
+SetDeviceFn exchangeSetDeviceForTesting(SetDeviceFn fn);
+
+// Makes `device` current on the calling thread, once: the thread remembers the device it set, so
+// a second call with the same device costs nothing. Every GPU path selects devices through here,
+// never by asking the runtime (cudaGetDevice answers 0 on a thread that chose nothing).
+void setThreadDevice(int device);
+// The device this thread set through setThreadDevice, or -1.
+int threadDevice();
+
 // Makes `device` current for the calling thread while in scope (CUDA's current device is
-// per-thread state; local-world ranks are threads sharing one process).
+// per-thread state; local-world ranks are threads sharing one process). On leaving it restores
+// the device the thread had chosen before, if it had chosen one: a thread that chose nothing
+// (a verification worker, a destructor on a pool thread) keeps `device` and is never switched to
+// device 0, which would create a context there.
 class ScopedDevice {
  public:
   explicit ScopedDevice(int device);

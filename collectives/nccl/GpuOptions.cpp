@@ -23,7 +23,7 @@ GpuOptions gpuOptionsFrom(const VariantOptions& o) {
         fmt::format("the set-up timeout must be > 0 s, not {}", o.prepareTimeoutSeconds));
   }
   return {o.gpu.blockingWait, o.gpu.graphLaunches, o.gpu.bufferRegistration,
-          o.prepareTimeoutSeconds};
+          o.prepareTimeoutSeconds, o.gpu.largestBytes};
 }
 
 double perCallSeconds(float elapsedMs, int calls) {

@@ -14,6 +14,8 @@
 //                          windows (ncclCommWindowRegister), staged: see NcclVariants.cpp.
 #pragma once
 
+#include <cstddef>
+
 #include "collectives/Registry.h"
 
 namespace cb {
@@ -23,6 +25,7 @@ struct GpuOptions {
   int graphLaunches = 0;
   int bufferRegistration = 0;
   double prepareTimeoutSeconds = 300;
+  size_t largestBytes = 0;  // the run's largest buffer side: -R 2 windows are this size
 };
 
 // Throws UsageError for values outside the ranges above.

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "collectives/nccl/CudaCheck.h"
+#include "collectives/nccl/GpuDevice.h"
 #include "collectives/nccl/Watchdog.h"
 #include "core/Error.h"
 #include "core/ExitStuck.h"
@@ -116,7 +117,7 @@ ScopedNcclEnv::~ScopedNcclEnv() {
 
 NcclComm::NcclComm(Communicator& comm, int device, const NcclEnv& env, Deadline d)
     : device_(device), rank_(comm.rank()), size_(comm.size()), env_(env) {
-  checkCuda(cudaSetDevice(device_), "cudaSetDevice");
+  setThreadDevice(device_);
 
   // Rank 0 creates the id; a flag travels with it so that a failure there stops every rank now
   // instead of at the deadline.
@@ -164,10 +165,19 @@ NcclComm::NcclComm(Communicator& comm, int device, const NcclEnv& env, Deadline 
 }
 
 NcclComm::~NcclComm() {
-  if (!comm_ || aborted_.load()) return;
-  int previous = -1;
-  cudaGetDevice(&previous);
-  cudaSetDevice(device_);
+  if (!comm_) return;
+  std::optional<ScopedDevice> on;
+  try {
+    on.emplace(device_);
+  } catch (const Error&) {
+    if (!aborted_.load()) ncclCommAbort(comm_);  // the device is gone: nothing to flush
+    return;
+  }
+  if (windows_) {
+    if (!usable()) windows_->abandon();  // NCCL calls on a failed communicator may not return
+    windows_.reset();
+  }
+  if (aborted_.load()) return;
   // Finalize flushes outstanding work and may wait for peers: a watchdog bounds it, and an
   // abort (which ends the wait) replaces the destroy when it fires or anything failed.
   bool destroyed = false;
@@ -179,7 +189,6 @@ NcclComm::~NcclComm() {
     if (!fired && state == ncclSuccess) destroyed = ncclCommDestroy(comm_) == ncclSuccess;
   }
   if (!destroyed && !aborted_.load()) ncclCommAbort(comm_);
-  if (previous >= 0) cudaSetDevice(previous);
 }
 
 void NcclComm::complete(ncclResult_t r, const char* what, Deadline d) {
@@ -217,6 +226,41 @@ void NcclComm::abort() noexcept {
   if (comm_ && !aborted_.exchange(true)) ncclCommAbort(comm_);
 }
 
+SymmetricWindows& NcclComm::windows(Deadline d) {
+  windowDeadline_ = d;
+  if (windows_) return *windows_;
+  WindowOps ops;
+  ops.allocate = [](size_t bytes) {
+    void* p = nullptr;
+    checkNccl(ncclMemAlloc(&p, bytes), "ncclMemAlloc (symmetric window)");
+    return p;
+  };
+  ops.release = [](void* p) { ncclMemFree(p); };
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+  ops.enroll = [this](void* p, size_t bytes) -> void* {
+    ncclWindow_t win = nullptr;
+    complete(ncclCommWindowRegister(comm_, p, bytes, &win, NCCL_WIN_COLL_SYMMETRIC),
+             "ncclCommWindowRegister", windowDeadline_);
+    return win;
+  };
+  ops.withdraw = [this](void* win) {
+    try {
+      complete(ncclCommWindowDeregister(comm_, static_cast<ncclWindow_t>(win)),
+               "ncclCommWindowDeregister", Deadline::after(10));
+    } catch (const Error&) {
+      // marked failed; the pool replaces the communicator
+    }
+  };
+#else
+  ops.enroll = [](void*, size_t) -> void* {
+    throw EnvironmentError("this NCCL build has no symmetric windows (needs NCCL 2.27)");
+  };
+  ops.withdraw = [](void*) {};
+#endif
+  windows_ = std::make_unique<SymmetricWindows>(std::move(ops));
+  return *windows_;
+}
+
 std::string NcclComm::lastError() const {
   if (!comm_ || aborted_.load()) return "";
   const char* s = ncclGetLastError(comm_);
@@ -224,8 +268,11 @@ std::string NcclComm::lastError() const {
 }
 
 void NcclComm::fail(ncclResult_t r, const char* what) {
-  failed_ = true;
   std::string last = lastError();
+  // NCCL refusing a forced algorithm/protocol plans nothing and leaves the communicator intact:
+  // keep it (the column's refusal is remembered, NcclVariantPlan.h); anything else may have
+  // left work or state behind, so the pool makes a new one.
+  if (env_.empty() || !isNcclRefusal(r, last)) failed_ = true;
   throw NcclCallError(ncclErrorMessage(r, what, last), r, last);
 }
 

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/nccl/NcclWindows.h"
 #include "core/Clock.h"
 #include "core/Communicator.h"
 
@@ -79,6 +80,9 @@ class NcclComm {
   void abort() noexcept;
   // The last error text NCCL recorded for this communicator ("" if none).
   std::string lastError() const;
+  // The -R 2 windows of this communicator (NcclWindows.h), made on first use; `d` bounds the
+  // registrations that the next ensure() makes.
+  SymmetricWindows& windows(Deadline d);
 
  private:
   [[noreturn]] void fail(ncclResult_t r, const char* what);
@@ -90,6 +94,8 @@ class NcclComm {
   NcclEnv env_;
   std::atomic<bool> aborted_{false};
   std::atomic<bool> failed_{false};
+  Deadline windowDeadline_ = Deadline::never();
+  std::unique_ptr<SymmetricWindows> windows_;  // deregistered before the communicator goes
 };
 
 // How a pool makes a communicator (NcclComm's constructor; tests count calls with a fake).

@@ -118,4 +118,43 @@ std::optional<std::string> ncclPlanRefusal(const NcclVariantSpec& spec, Collecti
   return std::nullopt;
 }
 
+NcclRefusals& NcclRefusals::process() {
+  static NcclRefusals refusals;
+  return refusals;
+}
+
+std::string NcclRefusals::key(const NcclEnv& env, const CollArgs& args, int bufferRegistration) {
+  return fmt::format("{}|{}|{}|{}|R{}", ncclEnvText(env), collectiveName(args.coll),
+                     dataTypeName(args.dtype), redOpName(args.op), bufferRegistration);
+}
+
+void NcclRefusals::remember(const NcclEnv& env, const CollArgs& args, int bufferRegistration,
+                            std::string reason) {
+  std::lock_guard lock(mutex_);
+  reasons_.insert_or_assign(key(env, args, bufferRegistration), std::move(reason));
+}
+
+std::optional<std::string> NcclRefusals::find(const NcclEnv& env, const CollArgs& args,
+                                              int bufferRegistration) const {
+  std::lock_guard lock(mutex_);
+  auto it = reasons_.find(key(env, args, bufferRegistration));
+  if (it == reasons_.end()) return std::nullopt;
+  return it->second;
+}
+
+void NcclRefusals::clear() {
+  std::lock_guard lock(mutex_);
+  reasons_.clear();
+}
+
+std::optional<std::string> ncclPlanColumnUnsupported(const NcclVariantSpec& spec,
+                                                     const CollArgs& args, int bufferRegistration,
+                                                     bool oneHost) {
+  if (auto why =
+          ncclPlanRefusal(spec, args.coll, args.dtype, args.op, bufferRegistration, oneHost)) {
+    return why;
+  }
+  return NcclRefusals::process().find(spec.env, args, bufferRegistration);
+}
+
 }  // namespace cb

@@ -5,6 +5,8 @@
 // (LL, LL128, Simple); an empty list leaves that choice to NCCL ("auto" in the name).
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,5 +41,31 @@ std::vector<NcclVariantSpec> ncclVariantPlan(const std::string& algos, const std
 //     CollNetDirect/CollNetChain (in-network reduction) are multi-node algorithms.
 std::optional<std::string> ncclPlanRefusal(const NcclVariantSpec& spec, Collective c, DataType t,
                                            RedOp op, int bufferRegistration, bool oneHost);
+
+// Refusals NCCL made at run time, remembered per column (its settings), collective, type, op and
+// -R mode: NCCL decides "no algorithm/protocol available" per collective and type, not per size,
+// and a refusal marks the column's communicator failed, so without this every later point of the
+// column would build a new communicator (0.1-1 s and GPU memory) only to be refused again.
+// Process-wide: the ranks of a local world are threads; an MPI rank that remembers alone makes
+// the point unsupported everywhere (the engine agrees on one reason).
+class NcclRefusals {
+ public:
+  static NcclRefusals& process();
+  void remember(const NcclEnv& env, const CollArgs& args, int bufferRegistration,
+                std::string reason);
+  std::optional<std::string> find(const NcclEnv& env, const CollArgs& args,
+                                  int bufferRegistration) const;
+  void clear();
+
+ private:
+  static std::string key(const NcclEnv& env, const CollArgs& args, int bufferRegistration);
+  mutable std::mutex mutex_;
+  std::map<std::string, std::string> reasons_;
+};
+
+// Why a plan column can't run this call (ncclPlanRefusal, then a refusal remembered above).
+std::optional<std::string> ncclPlanColumnUnsupported(const NcclVariantSpec& spec,
+                                                     const CollArgs& args, int bufferRegistration,
+                                                     bool oneHost);
 
 }  // namespace cb

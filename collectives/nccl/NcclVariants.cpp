@@ -65,7 +65,11 @@ class NcclPrepared final : public PreparedCollective {
         recvBytes_(recvCount(args, nranks) * dataTypeSize(args.dtype)),
         nccl_(std::move(nccl)),
         runner_(device, options, nccl_) {
-    if (options_.bufferRegistration == 2) setUpWindows(setup);
+    if (options_.bufferRegistration == 2) {
+      // The communicator's windows, registered once per run at the largest size (NcclWindows.h).
+      windows_ =
+          nccl_->windows(setup).ensure(std::max(sendBytes_, recvBytes_), options_.largestBytes);
+    }
   }
 
   // One call on a one-element problem with the same type, op and root, so that NCCL's refusal of
@@ -92,30 +96,33 @@ class NcclPrepared final : public PreparedCollective {
 
   ~NcclPrepared() override {
     if (!nccl_->usable()) return;
-    cudaSetDevice(device_);  // not ScopedDevice: a destructor must not throw
+    try {
+      setThreadDevice(device_);
+    } catch (const Error&) {
+      return;
+    }
     cudaStreamSynchronize(runner_.stream());
     for (auto& [ptr, handle] : registered_) ncclCommDeregister(nccl_->get(), handle);
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-    for (auto win : windows_) {
-      try {
-        nccl_->complete(ncclCommWindowDeregister(nccl_->get(), win), "ncclCommWindowDeregister",
-                        Deadline::after(10));
-      } catch (const Error&) {
-        return;  // the communicator is marked failed; the pool replaces it
-      }
-    }
-#endif
   }
 
   void run(const void* send, void* recv, Deadline d) override {
     last_.reset();
     ScopedDevice on(device_);
-    last_ = runner_.run(callFor(send, recv, d), d);
+    last_ = runner_.run(callFor(send, recv, {}, d), d);
   }
 
-  std::optional<double> runBatch(const void* send, void* recv, int calls, Deadline d) override {
+  void prepareBatch(const void* send, void* recv, int calls, BatchShift shift,
+                    Deadline d) override {
     ScopedDevice on(device_);
-    return runner_.runBatch(callFor(send, recv, d), calls, d);
+    shift = shiftFor(shift);
+    runner_.prepareBatch(callFor(send, recv, shift, d), calls, shift);
+  }
+
+  std::optional<double> runBatch(const void* send, void* recv, int calls, BatchShift shift,
+                                 Deadline d) override {
+    ScopedDevice on(device_);
+    shift = shiftFor(shift);
+    return runner_.runBatch(callFor(send, recv, shift, d), calls, shift, d);
   }
 
   std::optional<double> lastDeviceSeconds() const override { return last_; }
@@ -183,17 +190,26 @@ class NcclPrepared final : public PreparedCollective {
     }
   }
 
-  DeviceCall callFor(const void* send, void* recv, Deadline d) {
+  // -R 2 stages each call through the windows at their start: its calls are not moved.
+  BatchShift shiftFor(BatchShift shift) const {
+    return options_.bufferRegistration == 2 ? BatchShift{} : shift;
+  }
+
+  DeviceCall callFor(const void* send, void* recv, BatchShift shift, Deadline d) {
     DeviceCall call;
     if (options_.bufferRegistration == 2) {
       stageThroughWindows(call, send, recv, d);
       return call;
     }
     if (options_.bufferRegistration == 1) {
-      registerOnce(const_cast<void*>(send), sendBytes_, d);
-      registerOnce(recv, recvBytes_, d);
+      // The whole range the batch's moved calls reach, as nccl-tests registers its buffers.
+      size_t reach = shift.at(shift.steps - 1);
+      registerOnce(const_cast<void*>(send), sendBytes_ + reach, d);
+      registerOnce(recv, recvBytes_ + reach, d);
     }
-    call.body = [this, send, recv, d](cudaStream_t s) { enqueue(send, recv, s, d); };
+    call.body = [this, send, recv, d](cudaStream_t s, size_t moved) {
+      enqueue(static_cast<const char*>(send) + moved, static_cast<char*>(recv) + moved, s, d);
+    };
     call.key = {send, recv};
     return call;
   }
@@ -205,33 +221,12 @@ class NcclPrepared final : public PreparedCollective {
     registered_.emplace(ptr, handle);
   }
 
-  void setUpWindows(Deadline d) {
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-    // A: the send side, or the whole in-place range; B: the out-of-place receive side. Every rank
-    // registers the same sizes, as symmetric windows require.
-    size_t sizeA = std::max(sendBytes_, recvBytes_);
-    windowA_ = std::make_unique<DeviceBuffer>(device_, sizeA, DeviceAlloc::kNcclMemAlloc);
-    windowB_ = std::make_unique<DeviceBuffer>(device_, recvBytes_, DeviceAlloc::kNcclMemAlloc);
-    for (DeviceBuffer* b : {windowA_.get(), windowB_.get()}) {
-      ncclWindow_t win = nullptr;
-      nccl_->complete(
-          ncclCommWindowRegister(nccl_->get(), b->data(), std::max<size_t>(b->bytes(), 1), &win,
-                                 NCCL_WIN_COLL_SYMMETRIC),
-          "ncclCommWindowRegister", d);
-      windows_.push_back(win);
-    }
-#else
-    (void)d;
-    throw EnvironmentError("this NCCL build has no symmetric windows (needs NCCL 2.27)");
-#endif
-  }
-
   // Copies in (pre), runs on the windows (body, timed), copies the result out (post).
   void stageThroughWindows(DeviceCall& call, const void* send, void* recv, Deadline d) {
     auto* s = static_cast<const char*>(send);
     auto* r = static_cast<char*>(recv);
-    char* a = static_cast<char*>(windowA_->data());
-    char* b = static_cast<char*>(windowB_->data());
+    char* a = windows_.a;
+    char* b = windows_.b;
     bool overlap = s < r + recvBytes_ && r < s + sendBytes_ && sendBytes_ && recvBytes_;
     if (s == r) overlap = true;
     const char* inSend;
@@ -241,9 +236,9 @@ class NcclPrepared final : public PreparedCollective {
     if (overlap) {  // in place: keep the layout (send and receive inside one range)
       const char* base = std::min<const char*>(s, r);
       size_t extent = std::max<const char*>(s + sendBytes_, r + recvBytes_) - base;
-      if (extent > windowA_->bytes()) {
+      if (extent > windows_.bytes) {
         throw InternalError(fmt::format("in-place range of {} bytes exceeds the {}-byte window",
-                                        extent, windowA_->bytes()));
+                                        extent, windows_.bytes));
       }
       inSend = a + (s - base);
       inRecv = a + (r - base);
@@ -261,7 +256,9 @@ class NcclPrepared final : public PreparedCollective {
                   "cudaMemcpyAsync (into the symmetric window)");
       }
     };
-    call.body = [this, inSend, inRecv, d](cudaStream_t st) { enqueue(inSend, inRecv, st, d); };
+    call.body = [this, inSend, inRecv, d](cudaStream_t st, size_t) {
+      enqueue(inSend, inRecv, st, d);
+    };
     size_t outBytes = recvBytes_;
     call.post = [r, inRecv, outBytes](cudaStream_t st) {
       if (outBytes) {
@@ -283,23 +280,18 @@ class NcclPrepared final : public PreparedCollective {
   std::shared_ptr<NcclComm> nccl_;  // before runner_: the runner (and its watchdog) goes first
   DeviceCallRunner runner_;
   std::map<void*, void*> registered_;
-  std::unique_ptr<DeviceBuffer> windowA_, windowB_;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-  std::vector<ncclWindow_t> windows_;
-#endif
+  SymmetricWindows::Pair windows_{nullptr, nullptr, 0};  // -R 2: the communicator's windows
   std::optional<double> last_;
 };
 
-// Turns NCCL's refusal of forced settings into "unsupported"; anything else propagates.
+// Turns NCCL's refusal of forced settings into "unsupported" and remembers it for the column
+// (NcclRefusals); anything else propagates.
 template <class Fn>
-auto refusalsAsUnsupported(const NcclEnv& env, Collective c, Fn&& fn) {
+auto refusalsAsUnsupported(const NcclEnv& env, const CollArgs& args, int registration, Fn&& fn) {
   try {
     return fn();
   } catch (const NcclCallError& e) {
-    if (!env.empty() && isNcclRefusal(e.code(), e.lastError())) {
-      throw EnvironmentError(fmt::format("unsupported: NCCL refused {} for {}: {}",
-                                         ncclEnvText(env), collectiveName(c), e.what()));
-    }
+    if (auto why = ncclRefusalReason(env, args, registration, e)) throw EnvironmentError(*why);
     throw;
   }
 }
@@ -307,14 +299,21 @@ auto refusalsAsUnsupported(const NcclEnv& env, Collective c, Fn&& fn) {
 // A prepared collective whose run() maps refusals of forced settings to "unsupported".
 class NcclPlanPrepared final : public PreparedCollective {
  public:
-  NcclPlanPrepared(std::unique_ptr<PreparedCollective> inner, NcclEnv env, Collective c)
-      : inner_(std::move(inner)), env_(std::move(env)), coll_(c) {}
+  NcclPlanPrepared(std::unique_ptr<PreparedCollective> inner, NcclEnv env, const CollArgs& args,
+                   int registration)
+      : inner_(std::move(inner)), env_(std::move(env)), args_(args), registration_(registration) {}
   void run(const void* send, void* recv, Deadline d) override {
-    refusalsAsUnsupported(env_, coll_, [&] { inner_->run(send, recv, d); });
+    refusalsAsUnsupported(env_, args_, registration_, [&] { inner_->run(send, recv, d); });
   }
-  std::optional<double> runBatch(const void* send, void* recv, int calls, Deadline d) override {
-    return refusalsAsUnsupported(env_, coll_,
-                                 [&] { return inner_->runBatch(send, recv, calls, d); });
+  void prepareBatch(const void* send, void* recv, int calls, BatchShift shift,
+                    Deadline d) override {
+    refusalsAsUnsupported(env_, args_, registration_,
+                          [&] { inner_->prepareBatch(send, recv, calls, shift, d); });
+  }
+  std::optional<double> runBatch(const void* send, void* recv, int calls, BatchShift shift,
+                                 Deadline d) override {
+    return refusalsAsUnsupported(env_, args_, registration_,
+                                 [&] { return inner_->runBatch(send, recv, calls, shift, d); });
   }
   std::optional<double> lastDeviceSeconds() const override { return inner_->lastDeviceSeconds(); }
   std::optional<std::string> note() override { return inner_->note(); }
@@ -322,7 +321,8 @@ class NcclPlanPrepared final : public PreparedCollective {
  private:
   std::unique_ptr<PreparedCollective> inner_;
   NcclEnv env_;
-  Collective coll_;
+  CollArgs args_;
+  int registration_;
 };
 
 VariantInfo ncclVariant(Collective c, std::string name, std::string description, NcclEnv env) {
@@ -407,16 +407,25 @@ std::unique_ptr<PreparedCollective> prepareNccl(Communicator& comm, const CollAr
   GpuOptions gpu = gpuOptionsFrom(options);
   Deadline d = Deadline::after(gpu.prepareTimeoutSeconds);
   int device = deviceForRank(comm);
-  checkCuda(cudaSetDevice(device), "cudaSetDevice");  // this rank's thread drives this GPU
+  setThreadDevice(device);  // this rank's thread drives this GPU, from now on
   checkDistinctDevices(comm, device, d);
-  auto prepared = refusalsAsUnsupported(env, args.coll, [&] {
+  auto prepared = refusalsAsUnsupported(env, args, gpu.bufferRegistration, [&] {
     auto nccl = NcclCommPool::forThisThread().acquire(comm, device, env, d);
     auto p = std::make_unique<NcclPrepared>(args, comm.size(), gpu, device, std::move(nccl), d);
     if (!env.empty()) p->probe(d);
     return p;
   });
   if (env.empty()) return prepared;
-  return std::make_unique<NcclPlanPrepared>(std::move(prepared), env, args.coll);
+  return std::make_unique<NcclPlanPrepared>(std::move(prepared), env, args, gpu.bufferRegistration);
+}
+
+std::optional<std::string> ncclRefusalReason(const NcclEnv& env, const CollArgs& args,
+                                             int bufferRegistration, const NcclCallError& e) {
+  if (env.empty() || !isNcclRefusal(e.code(), e.lastError())) return std::nullopt;
+  std::string why = fmt::format("unsupported: NCCL refused {} for {} {}: {}", ncclEnvText(env),
+                                collectiveName(args.coll), dataTypeName(args.dtype), e.what());
+  NcclRefusals::process().remember(env, args, bufferRegistration, why);
+  return why;
 }
 
 void registerNcclVariants(Registry& r) {
@@ -432,8 +441,8 @@ void registerNcclPlanVariants(Registry& r, const std::vector<NcclVariantSpec>& p
                              const VariantOptions& o) -> std::optional<std::string> {
         if (auto why = ncclUnsupportedReason(team.comm(), args, o)) return why;
         // Whether all ranks share one host: the team's host map knows (no message).
-        return ncclPlanRefusal(spec, args.coll, args.dtype, args.op, o.gpu.bufferRegistration,
-                               team.hosts().oneHost());
+        return ncclPlanColumnUnsupported(spec, args, o.gpu.bufferRegistration,
+                                         team.hosts().oneHost());
       };
       r.add(std::move(v));
     }

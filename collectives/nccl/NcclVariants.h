@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collectives/Registry.h"
+#include "collectives/nccl/CudaCheck.h"
 #include "collectives/nccl/NcclVariantPlan.h"
 #include "core/Collective.h"
 #include "core/Communicator.h"
@@ -36,6 +37,12 @@ std::optional<std::string> ncclUnsupportedReason(const Communicator& comm, const
 std::unique_ptr<PreparedCollective> prepareNccl(Communicator& comm, const CollArgs& args,
                                                 const VariantOptions& options,
                                                 const NcclEnv& env = {});
+
+// When `e` is NCCL refusing the forced settings `env` (isNcclRefusal), the "unsupported: NCCL
+// refused ..." line, remembered for the column (NcclRefusals) so later points of it are
+// unsupported without a new communicator; nullopt for an unforced call or any other error.
+std::optional<std::string> ncclRefusalReason(const NcclEnv& env, const CollArgs& args,
+                                             int bufferRegistration, const NcclCallError& e);
 
 // Adds one variant per (collective, spec): name spec.name, backend "nccl". For the CLI:
 //   Registry r = Registry::builtin();

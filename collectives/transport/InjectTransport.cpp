@@ -9,6 +9,7 @@
 
 #include "core/Clock.h"
 #include "core/Error.h"
+#include "core/Interrupt.h"
 #include "core/Size.h"
 #include "core/Text.h"
 
@@ -37,6 +38,7 @@ class InjectTransport final : public Transport {
       for (size_t r = 0; r < n; ++r) worldRanks[r] = static_cast<int>(r);
     }
     const int me = worldRanks[static_cast<size_t>(inner_->rank())];
+    worldRank_ = me;
     factorOf_.assign(n, 1.0);
     for (const InjectSpec& s : specs_) {
       if (s.kind == InjectSpec::Kind::kSlowRank && s.rank == me) delay_ += s.delaySeconds;
@@ -55,7 +57,7 @@ class InjectTransport final : public Transport {
   uint64_t zeroCopySends() const override { return inner_->zeroCopySends(); }
 
   void exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Deadline d) override {
-    if (delay_ > 0) waitFor(delay_);
+    if (delay_ > 0) delayWithin(d);
     double factor = 1;
     for (const SendOp& s : sends) factor = std::max(factor, factorOf(s.peer));
     for (const RecvOp& r : recvs) factor = std::max(factor, factorOf(r.peer));
@@ -66,6 +68,24 @@ class InjectTransport final : public Transport {
   }
 
  private:
+  // A slow rank's delay ends at the deadline: a rank told to stall 10 s under -T 1 must not keep
+  // the job alive after its peers gave up on it, and it says so itself.
+  void delayWithin(const Deadline& d) const {
+    const double left = std::chrono::duration<double>(d.at() - SteadyClock::now()).count();
+    if (delay_ <= left) return waitFor(delay_);
+    while (!d.expired()) {
+      if (interruptRequested()) {
+        throw InterruptedError(fmt::format("rank {}'s injected delay interrupted by signal {}",
+                                           worldRank_, interruptSignal()));
+      }
+      const auto rest = d.at() - SteadyClock::now();
+      std::this_thread::sleep_for(
+          std::min<SteadyClock::duration>(rest, std::chrono::milliseconds(50)));
+    }
+    d.check(fmt::format("rank {}, stalled by --inject slow-rank={}:{:g}s before its exchange,",
+                        worldRank_, worldRank_, delay_));
+  }
+
   double factorOf(int peer) const {
     return peer >= 0 && static_cast<size_t>(peer) < factorOf_.size()
                ? factorOf_[static_cast<size_t>(peer)]
@@ -76,6 +96,7 @@ class InjectTransport final : public Transport {
   std::vector<InjectSpec> specs_;
   std::vector<double> factorOf_;  // per peer
   double delay_ = 0;
+  int worldRank_ = 0;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "collectives/transport/LocalWorld.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -17,6 +18,7 @@
 #include <thread>
 
 #include "core/Error.h"
+#include "core/Interrupt.h"
 #include "core/Reduce.h"
 
 namespace cb {
@@ -48,6 +50,7 @@ struct LocalShared {
   uint64_t generation = 0;
   int arrived = 0;
   std::vector<std::vector<std::byte>> slots{static_cast<size_t>(nranks)};
+  std::vector<char> present = std::vector<char>(static_cast<size_t>(nranks), 0);  // this round
   std::shared_ptr<const std::vector<std::byte>> lastResult;
 
   // Sub-communicators being created: (split sequence, color) -> shared state.
@@ -65,8 +68,50 @@ struct LocalShared {
   }
 };
 
-[[noreturn]] void throwAborted() {
-  throw Error(ErrorKind::kInternal, "aborted: another rank of the local world failed");
+constexpr std::string_view kAbortedWhileIn = "aborted while in ";
+
+// `where`: what this rank was waiting in, which LocalWorld::run puts into a timeout's line.
+[[noreturn]] void throwAborted(const std::string& where) {
+  throw Error(ErrorKind::kInternal,
+              fmt::format("{}{}: another rank of the local world failed", kAbortedWhileIn, where));
+}
+
+// A signal handler cannot wake a condition variable, so every wait sleeps in slices of this
+// length and looks at the interrupt flag between them: a SIGINT reaches a rank blocked in a
+// proxy step or a diagnosis round within a slice, not at the (minutes away) deadline.
+constexpr auto kInterruptSlice = std::chrono::milliseconds(50);
+
+[[noreturn]] void throwInterrupted(const char* where, int rank) {
+  throw InterruptedError(
+      fmt::format("{} on rank {} interrupted by signal {}", where, rank, interruptSignal()));
+}
+
+// Waits on cv until pred holds, the deadline passes (returns false) or a signal arrives
+// (returns true with interrupted set).
+template <class Pred>
+bool waitSliced(std::condition_variable& cv, std::unique_lock<std::mutex>& lk, const Deadline& d,
+                bool& interrupted, Pred pred) {
+  while (!pred()) {
+    if (interruptRequested()) {
+      interrupted = true;
+      return true;
+    }
+    const auto now = SteadyClock::now();
+    if (now >= d.at()) return pred();
+    cv.wait_until(lk, std::min(d.at(), now + kInterruptSlice));
+  }
+  return true;
+}
+
+// "rank 1 to send, rank 2 to receive": the peers a timed-out exchange still waits for.
+std::string waitedFor(std::vector<int> from, std::vector<int> to) {
+  auto names = [](std::vector<int>& v, const char* what) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return fmt::format("rank{} {} to {}", v.size() == 1 ? "" : "s", fmt::join(v, ", "), what);
+  };
+  if (!from.empty() && !to.empty()) return names(from, "send") + ", " + names(to, "receive");
+  return from.empty() ? names(to, "receive") : names(from, "send");
 }
 
 class LocalComm final : public Communicator, public LocalExchange {
@@ -96,7 +141,9 @@ class LocalComm final : public Communicator, public LocalExchange {
     slot.resize(bytes);
     if (bytes) std::memcpy(slot.data(), data, bytes);
     uint64_t gen = s.generation;
+    s.present[rank_] = 1;
     if (++s.arrived == s.nranks) {
+      std::fill(s.present.begin(), s.present.end(), 0);
       for (const auto& sl : s.slots) {
         if (sl.size() != bytes) {
           s.arrived = 0;
@@ -111,11 +158,26 @@ class LocalComm final : public Communicator, public LocalExchange {
       ++s.generation;
       s.gcv.notify_all();
     } else {
-      while (s.generation == gen) {
-        if (s.aborted) throwAborted();
-        if (s.gcv.wait_until(lk, d.at()) == std::cv_status::timeout && s.generation == gen) {
-          d.check(fmt::format("barrier/allgather on rank {}", rank_));
+      bool interrupted = false;
+      const bool arrived = waitSliced(s.gcv, lk, d, interrupted,
+                                      [&] { return s.generation != gen || s.aborted.load(); });
+      if (s.generation == gen) {
+        // Leaving without the result: this rank's arrival is taken back so the count stays true.
+        // It stays marked present: it did arrive, and the others' lines should not name it.
+        --s.arrived;
+        std::vector<int> missing;
+        for (int r = 0; r < s.nranks; ++r) {
+          if (!s.present[r] && r != rank_) missing.push_back(r);
         }
+        // Empty only for a rank that came after a peer had given up (an abort, not a timeout).
+        const std::string where =
+            missing.empty()
+                ? fmt::format("barrier/allgather on rank {} (arrived after a peer gave up)", rank_)
+                : fmt::format("barrier/allgather on rank {} (rank{} {} never arrived)", rank_,
+                              missing.size() == 1 ? "" : "s", fmt::join(missing, ", "));
+        if (s.aborted) throwAborted(where);
+        if (interrupted) throwInterrupted("barrier/allgather", rank_);
+        if (!arrived) d.check(where);
       }
     }
     return *s.lastResult;
@@ -194,6 +256,18 @@ void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const Re
   auto sendsDone = [&] {
     return std::all_of(posts.begin(), posts.end(), [](const Post& p) { return p.done; });
   };
+  // Names the ranks this one still waits for: the question a hang asks is who never came.
+  auto where = [&] {
+    std::vector<int> from, to;
+    for (size_t i = 0; i < recvs.size(); ++i) {
+      if (!received[i]) from.push_back(recvs[i].peer);
+    }
+    for (size_t i = 0; i < posts.size(); ++i) {
+      if (!posts[i].done) to.push_back(sends[i].peer);
+    }
+    return fmt::format("point-to-point exchange on rank {} (waiting for {})", rank_,
+                       waitedFor(from, to));
+  };
   int spins = 0;
   while (true) {
     // Take every matching post available now; copy outside the lock.
@@ -246,9 +320,10 @@ void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const Re
       std::unique_lock lk(mine.m);
       if (pendingRecvs == 0 && sendsDone()) return;
       if (s.aborted) {
+        const std::string text = where();  // reads the posts' done flags: under the lock
         lk.unlock();
         withdrawPosts(posts, sends);
-        throwAborted();
+        throwAborted(text);
       }
       // Spin briefly (cheap when ranks <= cores), then sleep until something arrives.
       if (++spins < 64) {
@@ -266,14 +341,18 @@ void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const Re
         }
         return sendsDone() && pendingRecvs == 0;
       };
-      if (!mine.cv.wait_until(lk, d.at(), ready)) {
+      bool interrupted = false;
+      const bool woke = waitSliced(mine.cv, lk, d, interrupted, ready);
+      if (interrupted) {
         lk.unlock();
         withdrawPosts(posts, sends);
-        d.check(fmt::format(
-            "point-to-point exchange on rank {} ({} receive(s), {} send(s) "
-            "pending)",
-            rank_, pendingRecvs,
-            std::count_if(posts.begin(), posts.end(), [](const Post& p) { return !p.done; })));
+        throwInterrupted("point-to-point exchange", rank_);
+      }
+      if (!woke) {
+        const std::string text = where();  // reads the posts' done flags: under the lock
+        lk.unlock();
+        withdrawPosts(posts, sends);
+        d.check(text);
       }
       spins = 0;
     }
@@ -325,7 +404,32 @@ void LocalWorld::run(int nranks, const std::function<void(Communicator&)>& fn) {
   for (int r = 1; r < nranks; ++r) threads.emplace_back(body, r);
   body(0);  // rank 0 runs on the calling thread (it prints and writes the database)
   for (auto& t : threads) t.join();
-  if (int f = firstFailed.load(); f >= 0) std::rethrow_exception(errors[f]);
+  const int f = firstFailed.load();
+  if (f < 0) return;
+  // A deadline passed: every rank's own view goes into the one line (who waited for whom, and
+  // what the rank that never came was doing), since the first rank to give up rarely knows why.
+  try {
+    std::rethrow_exception(errors[f]);
+  } catch (const TimeoutError& first) {
+    std::string line = first.what();
+    for (int r = 0; r < nranks; ++r) {
+      if (r == f || !errors[r]) continue;
+      try {
+        std::rethrow_exception(errors[r]);
+      } catch (const TimeoutError& e) {
+        line += fmt::format("; {}", e.what());
+      } catch (const Error& e) {
+        const std::string_view what = e.what();
+        if (what.starts_with(kAbortedWhileIn)) {
+          line +=
+              fmt::format("; {}", what.substr(kAbortedWhileIn.size(), what.find(": another rank") -
+                                                                          kAbortedWhileIn.size()));
+        }
+      } catch (...) {
+      }
+    }
+    throw TimeoutError(line);
+  }
 }
 
 }  // namespace cb

@@ -398,6 +398,7 @@ class NcclTestsParser {
       if (!time || !algbw || !busbw) {
         importer::failParse(options_, line, "time, algbw and busbw must be numbers");
       }
+      if (tb.root >= 0) checkAlgbw(line, r.sizeBytes, tok[p.time], *time, *algbw, x.placement);
       x.timeUs = *time;
       x.meanUs = *time;
       x.algbw = *algbw;
@@ -417,6 +418,39 @@ class NcclTestsParser {
       sec.results.push_back(std::move(x));
     }
     ++sec.rows;
+  }
+
+  // The current layout (redop and root columns) prints algbw = size / time from the same mean
+  // time it prints, so a row whose columns disagree beyond the printed rounding was edited or
+  // mangled (time and busbw swapped, say), and storing it would put a wrong figure in history.
+  // Older layouts computed algbw of some collectives from another size (the DGX-2 allgather log
+  // prints size x 11/12), so they are not checked.
+  void checkAlgbw(const Line& line, uint64_t size, std::string_view timeText, double timeUs,
+                  double algbw, const std::string& placement) {
+    if (!(timeUs > 0)) return;
+    const double expected = static_cast<double>(size) / (timeUs * 1e3);  // GB/s
+    // The unit of time's last printed digit: 0.01 in "35.29", 1 in "16603", 1e6 in "1.0e+07"
+    // (nccl-tests switches to %.1e past 7 digits).
+    const size_t e = timeText.find_first_of("eE");
+    const std::string_view mantissa = timeText.substr(0, e);
+    const size_t dot = mantissa.find('.');
+    int unitExponent =
+        dot == std::string_view::npos ? 0 : -static_cast<int>(mantissa.size() - dot - 1);
+    if (e != std::string_view::npos) {
+      std::string_view exponent = timeText.substr(e + 1);
+      if (exponent.starts_with('+')) exponent.remove_prefix(1);
+      if (auto exp = importer::toSigned(exponent)) unitExponent += static_cast<int>(*exp);
+    }
+    // algbw is printed with 2 decimals; time to that unit, which bounds its relative error.
+    const double tolerance =
+        0.0051 + expected * 1.05 * 0.5 * std::pow(10.0, unitExponent) / timeUs + 1e-9;
+    if (std::fabs(algbw - expected) > tolerance) {
+      importer::failParse(
+          options_, line,
+          fmt::format("{} algbw {:.2f} is not size / time = {:.2f} GB/s: "
+                      "columns out of order or edited",
+                      placement == "in" ? "in-place" : "out-of-place", algbw, expected));
+    }
   }
 
   void checkColumn(const Line& line, std::string_view v, bool errorColumn, ResultRecord& x) {

@@ -309,7 +309,15 @@ class JsonReport {
 
 std::vector<ImportedRun> parseNcclTestsJson(std::string_view text, const ImportOptions& options) {
   std::vector<ImportedRun> runs;
-  runs.push_back(JsonReport(text, options).parse());
+  try {
+    runs.push_back(JsonReport(text, options).parse());
+  } catch (const nlohmann::json::exception& e) {
+    // A number out of double's range (1e999), a field of another type than the layout's: the
+    // file is not the report it claims to be. One line, never an internal error.
+    std::string what = e.what();
+    if (auto close = what.find("] "); close != std::string::npos) what = what.substr(close + 2);
+    importer::fail(options, 0, fmt::format("not a readable nccl-tests JSON report ({})", what));
+  }
   return runs;
 }
 

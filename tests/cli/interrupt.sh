@@ -58,6 +58,42 @@ check "local p2p SIGTERM run marked interrupted" \
   test "$(sqlite3 "$db" "select status from runs")" = interrupted
 check "local p2p SIGTERM kept its points" test "$(sqlite3 "$db" "select count(*) from results")" -ge 3
 
+# Proxy steps and diagnosis rounds in the local world with the default transport have no safe
+# point of their own between calls: the rank threads block in the local world's waits, which must
+# look at the signal flag (they slept to the deadline and the run ended `ok` 20-40 s later).
+# Each command below runs for minutes unless stopped; the signal comes once its run is begun.
+localStop() {  # localStop NAME SIGNAL collbench-args...
+  local name=$1 sig=$2
+  shift 2
+  local db=$tmp/stop-$name.db
+  "$cb" "$@" --db "$db" >"$tmp/out" 2>&1 &
+  local pid=$!
+  for _ in $(seq 150); do
+    [ "$(sqlite3 "$db" "select count(*) from runs" 2>/dev/null || echo 0)" -ge 1 ] && break
+    sleep 0.2
+  done
+  sleep 1
+  kill -$sig $pid
+  # A stopped command exits at once; one that ignores the signal runs on: end it after 30 s.
+  local waited=0
+  while kill -0 $pid 2>/dev/null && [ $waited -lt 150 ]; do
+    sleep 0.2
+    waited=$((waited + 1))
+  done
+  if kill -0 $pid 2>/dev/null; then
+    kill -KILL $pid
+    check "local $name SIG$sig stops (still running 30 s after the signal)" false
+  fi
+  wait $pid
+  local rc=$?
+  check "local $name SIG$sig exits 130 (got $rc)" test $rc -eq 130
+  check "local $name SIG$sig run marked interrupted" \
+    test "$(sqlite3 "$db" "select status from runs")" = interrupted
+}
+localStop proxy-dp INT proxy dp --np 2 --model resnet50 --steps 100000
+localStop proxy-pp TERM proxy pp --np 2 --model gpt2-xl --layers 4 --steps 100000
+localStop diag-links INT diag links --np 4 --schedules 99 -n 1000
+
 # Under mpirun: the launcher forwards the signal to every rank (or, late, kills them).
 mpiCase() {  # mpiCase NAME SIGNAL collbench-args...
   local name=$1 sig=$2

@@ -45,6 +45,16 @@ expect 2 "$cb" proxy dp --np 2 --layout tp,dp --db "$bad"
 one_line "--layout 'tp,dp' must name dp, tp and pp"
 expect 2 "$cb" proxy dp --np 2 --algo nosuch --layers 1 --db "$bad"
 one_line "--algo nosuch"
+expect 2 "$cb" proxy dp --np 3 --dp-kind ps -m 2 --db "$bad"
+one_line "the parameter server runs one batch per step"
+expect 2 "$cb" proxy dp --np 2 --zero 4 --db "$bad"
+one_line "--zero 4 is not 0, 1, 2 or 3"
+expect 2 "$cb" proxy dp --np 2 --optimizer lamb --db "$bad"
+one_line "unknown optimizer 'lamb'"
+expect 2 "$cb" proxy dp --np 2 --layers 1 --scaling weak --predict-to 1024 --db "$bad"
+one_line "--predict-to 1024 is more than 64x the largest measured world (2 ranks)"
+expect 2 "$cb" proxy dp --np 2 --layers 1 --predict-to 64 --db "$bad"
+one_line "--predict-to and --extrapolate need --scaling"
 if [ -e "$bad" ]; then
   n=$(sqlite3 "$bad" "SELECT COUNT(*) FROM runs WHERE status = 'ok'" 2>/dev/null || echo 0)
   [ "$n" = 0 ] || fail "bad arguments stored $n runs"
@@ -56,7 +66,7 @@ dp=(proxy dp --np 2 --model bert-large --layers 2 --seq 128 --batch 2 --tflops 2
 expect 0 "$cb" "${dp[@]}" --label dp
 has "$out" "# DP: DDP buckets in reverse layer order, first 1 MiB then 25 MiB (cap)"
 has "$out" "SLICE: 2 of the model's 24 blocks"
-grep -qE "^ +dp +allreduce +[0-9]+ +2 " <<<"$out" || fail "no dp allreduce calls: $out"
+grep -qE "^ +dp +allreduce +[0-9]+ +[0-9]+ +2 " <<<"$out" || fail "no dp allreduce calls: $out"
 has "$out" "# verification: 0 wrong element(s)"
 has "$out" "exposed"
 expect 0 "$cb" "${dp[@]}" --label dp
@@ -76,6 +86,24 @@ expect 0 "$cb" proxy dp --np 2 --model gpt2-xl --layers 2 --seq 64 --dp-kind sha
 has "$out" "sharded  reduce_scatter"
 has "$out" "sharded       allgather"
 has "$out" "# verification: 0 wrong element(s)"
+
+# ---- a whole (small) model: units, gradient accumulation, ZeRO, the optimizer step ----
+expect 0 "$cb" proxy hybrid --np 4 --dp 2 --pp 2 --model custom --blocks 2 --hidden 64 --heads 4 \
+  --seq 16 --vocab 1000 -m 2 --optimizer adam --zero 2 --steps 2 -w 1 --no-db
+has "$out" "compute(ms)"
+has "$out" "algbw(GB/s)"
+has "$out" "tied embedding: the last stage holds a copy"
+grep -qE "^ +emb +allreduce +256000 +256000 +2 +1 " <<<"$out" || fail "no tied-embedding all-reduce: $out"
+grep -qE "^ +dp +reduce_scatter " <<<"$out" || fail "no ZeRO-2 reduce-scatter: $out"
+grep -qE "^ +dp +allgather " <<<"$out" || fail "no ZeRO-2 parameter all-gather: $out"
+has "$out" "# verification: 0 wrong element(s)"
+expect 0 "$cb" proxy dp --np 2 --model resnet50 -m 3 --steps 2 -w 1 --tflops 1000 --no-db
+has "$out" "gradient accumulation: 3 micro-batches per step"
+# DDP's buffer broadcast before each of the 3 forwards (batch-norm statistics), as the real trace
+has "$out" "buffers (53120 floats, 53 int64) broadcast before each forward"
+grep -qE "^ +dp +broadcast +212480 +212480 +2 +3 " <<<"$out" || fail "no buffer broadcast: $out"
+# ResNet has no tokens: "-", not samples/s again.
+grep -qE "^ +2 .* -$" <<<"$out" || fail "tokens/s should be '-' for resnet50: $out"
 
 # ---- TP: every form ----
 for kind in megatron column row sequence; do
@@ -108,23 +136,28 @@ has "$out" "# verification: 0 wrong element(s)"
 expect 0 "$cb" proxy hybrid --np 4 --dp 2 --tp 2 --model bert-large --layers 2 --seq 64 \
   --steps 3 -w 1 --no-db
 has "$out" "# layout dp 2 x tp 2 x pp 1 on 4 ranks (innermost first: tp,pp,dp)"
-grep -qE "^ +tp +allreduce +[0-9]+ +2 " <<<"$out" || fail "no tp allreduce calls: $out"
-grep -qE "^ +dp +allreduce +[0-9]+ +2 " <<<"$out" || fail "no dp allreduce calls: $out"
+grep -qE "^ +tp +allreduce +[0-9]+ +[0-9]+ +2 " <<<"$out" || fail "no tp allreduce calls: $out"
+grep -qE "^ +dp +allreduce +[0-9]+ +[0-9]+ +2 " <<<"$out" || fail "no dp allreduce calls: $out"
 has "$out" "# verification: 0 wrong element(s)"
 expect 0 "$cb" proxy hybrid --np 4 --dp 2 --pp 2 --model gpt2-xl --layers 4 --seq 64 -m 2 \
   --steps 3 -w 1 --no-db
 has "$out" "# layout dp 2 x tp 1 x pp 2 on 4 ranks"
-has "$out" "pp        sendrecv"
+grep -qE "^ +pp +send +[0-9]+ +[0-9]+ +2 +2 " <<<"$out" || fail "no pp send messages: $out"
 has "$out" "# verification: 0 wrong element(s)"
 
-# ---- scaling: measured 1, 2, 4 and predicted 8 .. 1024 ----
+# ---- scaling: measured 1, 2, 4 and predicted 8 .. 256 (64 x the 4 measured ranks) ----
 expect 0 "$cb" proxy dp --np 4 --model bert-large --layers 2 --seq 128 --tflops 20 --steps 3 \
   -w 1 --scaling weak --db "$db" --label scaling
 has "$out" "# weak scaling (batch per rank fixed)"
-for n in 1 2 4; do grep -qE "^ +$n +[0-9.]+ +[0-9.]+x +[0-9.]+%  measured" <<<"$out" ||
+num='[0-9.e+-]+'
+for n in 1 2 4; do grep -qE "^ +$n +[0-9.]+ +- +${num}x +${num}%  measured" <<<"$out" ||
   fail "no measured scaling row for $n: $out"; done
-for n in 8 1024; do grep -qE "^ +$n +[0-9.]+ +[0-9.]+x +[0-9.]+%  PREDICTED" <<<"$out" ||
-  fail "no predicted scaling row for $n: $out"; done
+# Predicted rows carry the band of the fit's residuals.
+for n in 8 256; do
+  grep -qE "^ +$n +[0-9.]+ +[0-9.]+ \.\. [0-9.]+ +${num}x +${num}%  PREDICTED" <<<"$out" ||
+    fail "no predicted scaling row for $n: $out"
+done
+grep -qE "^ +512 " <<<"$out" && fail "predicted past 64 x the measured world: $out"
 has "$out" "# PREDICTED rows: cost model alpha"
 
 # ---- stored: runs, show, gate, report ----

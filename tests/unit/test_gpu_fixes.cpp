@@ -23,15 +23,15 @@ namespace {
 
 TEST(GpuDeviceChoice, OneVisibleDevicePerRankIsDeviceZero) {
   // Slurm --gpus-per-task=1: every rank sees its own GPU as device 0.
-  for (int local : {0, 1, 7}) EXPECT_EQ(pickDevice(local, 1).device, 0) << local;
+  for (int local : {0, 1, 7}) EXPECT_EQ(pickDevice(local, 1, 1).device, 0) << local;
   // All GPUs visible: the local rank's index.
-  EXPECT_EQ(pickDevice(0, 8).device, 0);
-  EXPECT_EQ(pickDevice(5, 8).device, 5);
-  auto bad = pickDevice(3, 2);
+  EXPECT_EQ(pickDevice(0, 1, 8).device, 0);
+  EXPECT_EQ(pickDevice(5, 1, 8).device, 5);
+  auto bad = pickDevice(3, 1, 2);
   EXPECT_EQ(bad.device, -1);
   EXPECT_NE(bad.reason.find("local rank 3 needs GPU 3, but only 2"), std::string::npos)
       << bad.reason;
-  EXPECT_EQ(pickDevice(0, 0).device, -1);
+  EXPECT_EQ(pickDevice(0, 1, 0).device, -1);
 }
 
 // A sweep asks the pool for every NCCL variant at every size: each distinct setting must be

@@ -429,6 +429,22 @@ TEST(ImportNcclTests, MalformedInputNamesFileAndLine) {
   EXPECT_NE(e.find("h.log:16: nccl-tests table has no result rows"), std::string::npos) << e;
 }
 
+TEST(ImportNcclTests, RowWhoseColumnsDisagreeIsRefused) {
+  // The current layout prints algbw = size / time. Line 23 (8192 B: time 35.29, algbw 0.23,
+  // busbw 0.41) with time and busbw swapped would store a 0.41 us allreduce: refused, naming it.
+  std::string swapped = ncclLines(1, 22) +
+                        "        8192          2048     float     sum      -1     0.41    0.23    "
+                        "35.29       0    35.57    0.23    0.40       0\n" +
+                        ncclLines(24, 1000);
+  std::string e = errorOf([&] { importText(swapped, {}, "s.log"); });
+  EXPECT_NE(e.find("s.log:23: cannot parse"), std::string::npos) << e;
+  EXPECT_NE(e.find("out-of-place algbw 0.23 is not size / time = 19.98 GB/s"), std::string::npos)
+      << e;
+  // Within the printed rounding (35.29 us, 8192 B: 0.2321 GB/s printed 0.23) is not a mismatch:
+  // every real log in tests/data imports (the tests above).
+  EXPECT_NO_THROW(importText(ncclLines(1, 1000)));
+}
+
 TEST(ImportNcclTestsJson, LayoutVersion2WithPerIterationTiming) {
   ImportOptions o;
   o.path = "ar.json";
@@ -492,6 +508,11 @@ TEST(ImportNcclTestsJson, LayoutVersion1QuirksAndErrors) {
   // Aborted version-1 run: truncated JSON.
   std::string e = errorOf([&] { importText(v1.substr(0, 300), {}, "cut.json"); });
   EXPECT_NE(e.find("import: cut.json:1: not a complete nccl-tests JSON report"), std::string::npos)
+      << e;
+  // A number past double's range is an unreadable report, not an internal error.
+  e = errorOf([] { importText(R"({"version":1e999,"config":{},"results":[]})", {}, "big.json"); });
+  EXPECT_NE(e.find("import: big.json: not a readable nccl-tests JSON report (number overflow"),
+            std::string::npos)
       << e;
   // Unknown layout.
   e = errorOf([] { importText(R"({"version":7,"config":{},"results":[]})", {}, "v7.json"); });

@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <memory>
 #include <thread>
@@ -18,6 +20,7 @@
 #include "collectives/transport/LocalTransport.h"
 #include "collectives/transport/LocalWorld.h"
 #include "core/Error.h"
+#include "core/Interrupt.h"
 
 namespace cb {
 namespace {
@@ -77,11 +80,55 @@ TEST(LocalWorld, RecvPastDeadlineThrowsTimeout) {
       } catch (const TimeoutError& e) {
         ++timeouts;
         EXPECT_NE(std::string(e.what()).find("did not complete within"), std::string::npos);
+        // The line names the rank it waited for.
+        EXPECT_NE(std::string(e.what()).find("(waiting for rank 0 to send)"), std::string::npos)
+            << e.what();
       }
     }
     c.barrier(Deadline::after(10));
   });
   EXPECT_EQ(timeouts, 1);
+}
+
+TEST(LocalWorld, BarrierTimeoutNamesTheRanksThatNeverArrived) {
+  // Ranks 0 and 1 wait in a barrier that ranks 2 and 3 reach only after the deadline.
+  std::vector<std::string> lines(4);
+  LocalWorld::run(4, [&](Communicator& c) {
+    if (c.rank() >= 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    } else {
+      try {
+        c.barrier(Deadline::after(0.2));
+      } catch (const TimeoutError& e) {
+        lines[c.rank()] = e.what();
+      }
+    }
+  });
+  for (int r : {0, 1}) {
+    EXPECT_NE(
+        lines[r].find(fmt::format("barrier/allgather on rank {} (ranks 2, 3 never arrived)", r)),
+        std::string::npos)
+        << lines[r];
+  }
+}
+
+TEST(LocalWorld, ATimeoutLineGathersWhatEveryRankWaitedFor) {
+  // Rank 1 never communicates. Rank 0 gives up first; rank 2, aborted while waiting too, adds its
+  // own view, so the one line names rank 1 from both sides.
+  std::string line;
+  try {
+    LocalWorld::run(3, [](Communicator& c) {
+      int x = 0;
+      if (c.rank() == 0) c.recv(1, &x, sizeof x, 0, Deadline::after(0.2));
+      if (c.rank() == 2) c.recv(1, &x, sizeof x, 0, Deadline::after(30));
+      if (c.rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    });
+  } catch (const TimeoutError& e) {
+    line = e.what();
+  }
+  EXPECT_EQ(line,
+            "point-to-point exchange on rank 0 (waiting for rank 1 to send) did not complete "
+            "within 0.2 s (-T); point-to-point exchange on rank 2 (waiting for rank 1 to send)");
 }
 
 TEST(LocalWorld, FailureOnOneRankReachesTheCallerWithoutHanging) {
@@ -95,29 +142,62 @@ TEST(LocalWorld, FailureOnOneRankReachesTheCallerWithoutHanging) {
                UsageError);
 }
 
-TEST(LocalWorld, SizeMismatchFailsWithoutHanging) {
-  // Rank 1 expects more bytes than rank 0 sends. The receiver throws; the sender, waiting for its
-  // post, must be released (it waited forever once). A watchdog ends a hung test with a line.
-  // The promise is shared: a detached thread must not outlive what it writes to.
+// Runs a local world of n ranks on a detached thread and returns how it ended ("no error",
+// "interrupted: WHAT" or WHAT); a world still running after 30 s ends the test binary with one
+// line instead of hanging ctest. The promise is shared: a detached thread must not outlive what it
+// writes to.
+std::string outcomeOrHang(const char* test, int n, std::function<void(Communicator&)> body) {
   auto outcome = std::make_shared<std::promise<std::string>>();
   auto done = outcome->get_future();
-  std::thread([outcome] {
+  std::thread([outcome, n, body = std::move(body)] {
     try {
-      LocalWorld::run(2, [](Communicator& c) {
-        uint64_t buf[2] = {1, 2};
-        if (c.rank() == 0) c.send(1, buf, 8, 0, Deadline::after(60));
-        if (c.rank() == 1) c.recv(0, buf, 16, 0, Deadline::after(60));
-      });
+      LocalWorld::run(n, body);
       outcome->set_value("no error");
+    } catch (const InterruptedError& e) {
+      outcome->set_value(std::string("interrupted: ") + e.what());
     } catch (const std::exception& e) {
       outcome->set_value(e.what());
     }
   }).detach();
   if (done.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-    std::fprintf(stderr, "LocalWorld.SizeMismatchFailsWithoutHanging: hung for 30 s\n");
+    std::fprintf(stderr, "LocalWorld.%s: hung for 30 s\n", test);
     std::_Exit(1);
   }
-  EXPECT_EQ(done.get(), "rank 1 expected 16 bytes from rank 0, got 8");
+  return done.get();
+}
+
+TEST(LocalWorld, SizeMismatchFailsWithoutHanging) {
+  // Rank 1 expects more bytes than rank 0 sends. The receiver throws; the sender, waiting for its
+  // post, must be released (it waited forever once).
+  EXPECT_EQ(outcomeOrHang("SizeMismatchFailsWithoutHanging", 2,
+                          [](Communicator& c) {
+                            uint64_t buf[2] = {1, 2};
+                            if (c.rank() == 0) c.send(1, buf, 8, 0, Deadline::after(60));
+                            if (c.rank() == 1) c.recv(0, buf, 16, 0, Deadline::after(60));
+                          }),
+            "rank 1 expected 16 bytes from rank 0, got 8");
+}
+
+TEST(LocalWorld, SignalStopsRanksBlockedInReceiveAndBarrier) {
+  // A SIGINT's flag must end waits that sleep on a condition variable: rank 1 waits for a message
+  // nobody sends, rank 2 in a barrier rank 1 never reaches, both with a minute's deadline. Without
+  // the sliced waits they slept to the deadline (the proxy and diag steps ignored Ctrl-C).
+  const std::string got =
+      outcomeOrHang("SignalStopsRanksBlockedInReceiveAndBarrier", 3, [](Communicator& c) {
+        if (c.rank() == 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          requestInterrupt(SIGINT);
+          c.barrier(Deadline::after(60));
+        } else if (c.rank() == 1) {
+          int x = 0;
+          c.recv(0, &x, sizeof x, 0, Deadline::after(60));
+        } else {
+          c.barrier(Deadline::after(60));
+        }
+      });
+  requestInterrupt(0);
+  EXPECT_EQ(got.rfind("interrupted: ", 0), 0u) << got;
+  EXPECT_NE(got.find("by signal 2"), std::string::npos) << got;
 }
 
 TEST(LocalWorld, RingAlgorithmsThroughHostExecutor) {

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 
 #include "collectives/transport/LocalWorld.h"
+#include "core/Error.h"
 #include "results/HtmlReport.h"
 #include "results/Store.h"
 #include "training_proxies/Proxy.h"
@@ -95,10 +98,20 @@ TEST(ProxyRun, TensorAndPipelineAndHybridAreVerified) {
   pp.microBatches = 3;
   r = runLocal(2, pp);
   EXPECT_EQ(r.runs[0].wrong, 0);
-  const CallStat* link = findCall(r.runs[0], "pp", "sendrecv");
+  const CallStat* link = findCall(r.runs[0], "pp", "send");
   ASSERT_NE(link, nullptr);
+  // One activation (b x s x h bf16 = 32 x 256 x 2 B) per micro-batch each way.
+  EXPECT_EQ(link->bytes, 32u * 256 * 2);
+  EXPECT_EQ(link->callsPerStep, 3);
   EXPECT_EQ(r.runs[0].bubblePerStage.size(), 2u);
   EXPECT_DOUBLE_EQ(r.runs[0].bubbleIdeal, 1.0 / 4.0);
+  // Idle = bubble + transfer + exposed collectives, per stage.
+  for (size_t s = 0; s < 2; ++s) {
+    const ProxyRun& run = r.runs[0];
+    EXPECT_NEAR(run.idlePerStage[s],
+                run.bubblePerStage[s] + run.transferPerStage[s] + run.exposedPerStage[s], 1e-9);
+    EXPECT_GE(run.transferPerStage[s], 0);
+  }
 
   ProxyOptions hy = small(ProxyMode::kHybrid);
   hy.dp = 2;
@@ -107,7 +120,54 @@ TEST(ProxyRun, TensorAndPipelineAndHybridAreVerified) {
   r = runLocal(4, hy);
   EXPECT_EQ(r.runs[0].wrong, 0);
   EXPECT_NE(findCall(r.runs[0], "dp", "allreduce"), nullptr);
-  EXPECT_NE(findCall(r.runs[0], "pp", "sendrecv"), nullptr);
+  EXPECT_NE(findCall(r.runs[0], "pp", "send"), nullptr);
+}
+
+// A whole (tiny) model with an embedding and a tied head: the TP embedding, head and loss calls,
+// the tied embedding's all-reduce over the pipeline's ends, gradient accumulation, the optimizer
+// step with ZeRO 1, 2 and 3, all run on real data and verified.
+TEST(ProxyRun, WholeModelStepsAreVerified) {
+  ProxyOptions o = small(ProxyMode::kHybrid);
+  TransformerShape s;
+  s.name = "tiny-lm";
+  s.blocks = 2;
+  s.hidden = 64;
+  s.heads = 4;
+  s.ffn = 256;
+  s.seq = s.positions = 16;
+  s.vocab = 1000;
+  s.biases = s.learnedPositions = true;
+  o.model = transformerModel(s);
+  o.tp = 2;
+  o.pp = 2;
+  o.microBatches = 2;
+  o.tpKind = TpKind::kSequence;
+  ProxyResult r = runLocal(4, o);
+  EXPECT_EQ(r.runs[0].wrong, 0);
+  EXPECT_NE(findCall(r.runs[0], "emb", "allreduce"), nullptr);
+  // The cross-entropy's all-reduces: b x s = 16 floats, 3 per micro-batch.
+  const CallStat* loss = nullptr;
+  for (const auto& c : r.runs[0].calls) {
+    if (c.group == "tp" && c.coll == "allreduce" && c.bytes == 16 * 4) loss = &c;
+  }
+  ASSERT_NE(loss, nullptr);
+  EXPECT_EQ(loss->callsPerStep, 6);
+  for (int zero : {1, 2, 3}) {
+    ProxyOptions z = o;
+    z.tp = 0;
+    z.dp = 2;
+    z.pp = 2;
+    z.zero = zero;
+    if (zero == 3) z.dpKind = DpKind::kSharded;
+    z.optimizer = OptimizerKind::kAdam;
+    r = runLocal(4, z);
+    EXPECT_EQ(r.runs[0].wrong, 0) << "zero " << zero;
+    // The gradient norm: over the model-parallel group (the 2 stages) while every DP rank holds
+    // whole gradients, over the world once they are sharded.
+    EXPECT_NE(findCall(r.runs[0], zero >= 2 ? "world" : "mp", "allreduce"), nullptr) << zero;
+    EXPECT_EQ(findCall(r.runs[0], "dp", "allgather") != nullptr, zero < 3) << zero;
+    EXPECT_EQ(findCall(r.runs[0], "dp", "reduce_scatter") != nullptr, zero == 2) << zero;
+  }
 }
 
 TEST(ProxyRun, ParameterServerAndShardedAreVerified) {
@@ -136,11 +196,50 @@ TEST(ProxyRun, ScalingHasMeasuredAndPredictedRows) {
   int measured = 0, predicted = 0;
   for (const auto& row : r.scaling) (row.predicted ? predicted : measured) += 1;
   EXPECT_EQ(measured, 2);
-  // 8 .. 1024 when the fit has at least two points (two bucket sizes at n = 2).
+  // 8 .. 128 (64 x the 2 measured ranks) when the fit has at least two points (two bucket sizes
+  // at n = 2), each with the band of the fit's residuals around it.
   if (r.fit.ok) {
-    EXPECT_EQ(predicted, 8);
+    EXPECT_EQ(predicted, 5);
+    for (const auto& row : r.scaling) {
+      if (!row.predicted) continue;
+      EXPECT_FALSE(row.extrapolated);
+      EXPECT_LE(row.stepLow, row.stepSeconds);
+      EXPECT_GE(row.stepHigh, row.stepSeconds);
+    }
   }
   EXPECT_DOUBLE_EQ(r.scaling[0].speedup, 1.0);
+  // Beyond 64 x the measured world: refused unless asked, then marked.
+  o.predictTo = 1024;
+  EXPECT_THROW(validateProxy(o, 2), UsageError);
+  o.extrapolate = true;
+  r = runLocal(2, o);
+  if (r.fit.ok) {
+    EXPECT_EQ(r.scaling.back().n, 1024);
+    EXPECT_TRUE(r.scaling.back().extrapolated);
+  }
+}
+
+TEST(ProxyReport, SmallEfficienciesAndUnitsArePrinted) {
+  ProxyOptions o = small(ProxyMode::kDp);
+  o.scaling = ScalingKind::kStrong;
+  ProxyResult r;
+  r.runs.resize(1);
+  r.runs[0].n = 1;
+  ScalingRow row;
+  row.n = 1024;
+  row.predicted = true;
+  row.efficiency = 2e-4;  // 0.02%: "0.0%" would hide it
+  r.scaling.push_back(row);
+  char* text = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&text, &len);
+  printProxyResult(f, o, r);
+  std::fclose(f);
+  std::string out(text, len);
+  std::free(text);
+  EXPECT_NE(out.find("2.0e-02%"), std::string::npos) << out;
+  EXPECT_NE(out.find("compute(ms)"), std::string::npos);
+  EXPECT_NE(out.find("exposed(ms)"), std::string::npos);
 }
 
 TEST(ProxyRun, DocumentIsStoredAndRendered) {

@@ -272,7 +272,7 @@ TEST(ResultsExport, JsonRoundTrip) {
   std::map<std::string, std::string> header{{"label", "nightly"}, {"fingerprint", "abc123"}};
   auto j = nlohmann::json::parse(cb::resultsToJson(header, points));
   EXPECT_EQ(j["format"], "collbench-results");
-  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["version"], 2);
   EXPECT_EQ(j["header"]["label"], "nightly");
   EXPECT_EQ(j["header"]["fingerprint"], "abc123");
   ASSERT_EQ(j["points"].size(), 2u);
@@ -281,7 +281,7 @@ TEST(ResultsExport, JsonRoundTrip) {
   EXPECT_EQ(p["variant"], "ring/local");
   EXPECT_EQ(p["dtype"], "float");
   EXPECT_EQ(p["op"], "sum");
-  EXPECT_EQ(p["root"], -1);
+  EXPECT_TRUE(p["root"].is_null());  // allreduce has no root
   EXPECT_EQ(p["bytes"], 1024u);
   EXPECT_EQ(p["count"], 256u);
   EXPECT_EQ(p["placement"], "out");
@@ -309,7 +309,12 @@ TEST(ResultsExport, JsonRoundTrip) {
   EXPECT_EQ(q["status"], "unsupported");
   EXPECT_EQ(q["message"], "needs \"power of two\", ranks");
   EXPECT_EQ(q["root"], 0);
-  EXPECT_EQ(q["wrong"], -1);
+  // Unknown is null, never -1 or 0: not checked, and no time for an unsupported point.
+  EXPECT_TRUE(q["wrong"].is_null());
+  EXPECT_TRUE(q["time_us"].is_null());
+  EXPECT_TRUE(q["algbw_gbps"].is_null());
+  EXPECT_TRUE(q["busbw_gbps"].is_null());
+  EXPECT_TRUE(q["summary_us"]["median"].is_null());
   EXPECT_EQ(q["placement"], "in");
   EXPECT_TRUE(q["rank_samples_us"].empty());
 }
@@ -323,10 +328,12 @@ TEST(ResultsExport, CsvHeaderAndRows) {
             "time_us,algbw_gbps,busbw_gbps,wrong,median_us,mean_us,min_us,max_us,p99_us,stddev_us,"
             "cv,message");
   EXPECT_EQ(
-      lines[1].rfind("allreduce,ring/local,float,sum,-1,1024,256,out,2,ok,20,12.5,0.08,0.12,0,", 0),
+      lines[1].rfind("allreduce,ring/local,float,sum,,1024,256,out,2,ok,20,12.5,0.08,0.12,0,", 0),
       0u)
       << lines[1];
-  EXPECT_EQ(lines[2].rfind("broadcast,mpi,float,sum,0,64,16,in,16,unsupported,20,0,0,0,-1,", 0), 0u)
+  // Unknown values are empty fields: no time for an unsupported point, wrong not checked.
+  EXPECT_EQ(lines[2].rfind("broadcast,mpi,float,sum,0,64,16,in,16,unsupported,20,,,,,,,,,,,,", 0),
+            0u)
       << lines[2];
   // The message holds a comma and quotes: one quoted field with doubled quotes.
   EXPECT_NE(lines[2].find(",\"needs \"\"power of two\"\", ranks\""), std::string::npos) << lines[2];

@@ -1,0 +1,354 @@
+// `collbench replay TRACE...`: a recorded job's communication (PyTorch ET, Kineto or Chakra .et
+// traces, one per rank) run op by op on this world with the chosen variant (replay/Replay.h).
+// Stored as a run: one result per op kind, group and size (collective "replay-<op>" like the
+// proxies' "proxy-dp": a ':' would split history's and gate's CASE syntax; placement "out", the
+// group in the variant as "<variant>@pg<name>"), one for the whole replay ("replay-total", size =
+// bytes per replay, time = communication time of the slowest rank), the trace's name and hash in
+// the run's "replay" detail; so runs/show/compare/gate/history/export work on it as on `run`.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "bench/MemoryFit.h"
+#include "cli/Command.h"
+#include "cli/PlacementOptions.h"
+#include "cli/RunContext.h"
+#include "cli/Validate.h"
+#include "collectives/mpi/MpiWorld.h"
+#include "core/Error.h"
+#include "core/Size.h"
+#include "core/Text.h"
+#include "replay/Replay.h"
+#include "replay/ReplayReport.h"
+#include "replay/TraceSet.h"
+
+namespace cb::cli {
+namespace {
+
+using namespace cb::replay;
+
+struct ReplayCliOptions {
+  std::vector<std::string> traces;
+  bool useOneTrace = false;
+  std::string kineto;
+  int ranks = 0;
+  std::string ops;
+  double scaleSize = 1;
+  std::string gaps = "none";
+  bool dryRun = false, allRanks = false, sync = false;
+  int iters = 5, warmup = 1, check = 1;
+  double timeout = 300;
+  std::string algo, transport;
+  std::string stat = "median";
+  std::string json;
+  std::string db = "collbench.db";
+  bool noDb = false;
+  std::string label;
+  WorldOptions world;
+  bool strict = false;
+};
+
+double gapScale(const std::string& g) {
+  if (g == "none") return 0;
+  if (g == "recorded") return 1;
+  if (startsWith(g, "scale=")) {
+    try {
+      size_t used = 0;
+      const double x = std::stod(g.substr(6), &used);
+      if (used == g.size() - 6 && x >= 0) return x;
+    } catch (const std::exception&) {
+    }
+  }
+  throw UsageError(fmt::format("--gaps '{}' is not recorded, none or scale=X (X >= 0)", g));
+}
+
+std::string rowVariant(const std::string& variant, const std::string& group) {
+  return group.empty() ? variant : fmt::format("{}@pg{}", variant, group);
+}
+
+nlohmann::json detail(const TraceSet& set, const ReplaySummary& sum, const ReplayTimes& t,
+                      const ReplayCliOptions& c) {
+  nlohmann::json d;
+  d["trace"] = set.name;
+  d["hash"] = set.hash;
+  d["format"] = set.ranks.at(0).format;
+  d["recorded_ranks"] = set.recordedRanks;
+  d["ranks"] = set.ranks.size();
+  d["notes"] = set.notes;
+  d["gaps"] = c.gaps;
+  d["iterations"] = c.iters;
+  nlohmann::json v = nlohmann::json::object();
+  for (const auto& [k, name] : t.variants) v[std::string(opKindName(k))] = name;
+  d["variants"] = v;
+  d["comm_us_median"] = sum.comm.median * 1e6;
+  if (sum.recordedCommUs >= 0) d["recorded_comm_us_rank0"] = sum.recordedCommUs;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : sum.rows) {
+    nlohmann::json x{{"op", opKindName(r.kind)},       {"group", r.group},
+                     {"dtype", dataTypeName(r.dtype)}, {"bytes", r.bytes},
+                     {"instances", r.instances},       {"time_us", r.timeSeconds * 1e6}};
+    if (r.recordedUs >= 0) {
+      x["recorded_us"] = r.recordedUs;
+      x["ratio"] = r.timeSeconds * 1e6 / r.recordedUs;
+    }
+    rows.push_back(x);
+  }
+  d["rows"] = rows;
+  // Rank 0's first timed replay, op by op: a per-rank timeline for reports.
+  nlohmann::json tl = nlohmann::json::array();
+  for (size_t r = 0; r < t.op.size(); ++r) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& op : t.op[r]) ops.push_back(op.empty() ? 0 : op[0] * 1e6);
+    tl.push_back(ops);
+  }
+  d["op_us_first_iteration"] = tl;
+  return d;
+}
+
+void printSummary(std::FILE* out, const ReplaySummary& sum, const ReplayTimes& t, Statistic stat) {
+  fmt::print(out,
+             "# per op kind and size: time = {} over instances x iterations of the slowest "
+             "member (send/recv: each rank's own)\n",
+             statisticName(stat));
+  fmt::print(out, "{:<14} {:<8} {:<9} {:>12} {:>5} {:>5} {:>12} {:>9} {:>9} {:>13} {:>7}  {}\n",
+             "op", "group", "dtype", "bytes", "n", "inst", "time_us", "algbw", "busbw",
+             "recorded_us", "ratio", "variant");
+  for (const auto& r : sum.rows) {
+    const std::string variant = t.variants.count(r.kind) ? t.variants.at(r.kind) : "?";
+    fmt::print(
+        out, "{:<14} {:<8} {:<9} {:>12} {:>5} {:>5} {:>12.2f} {:>9.3f} {:>9.3f} {:>13} {:>7}  {}\n",
+        opKindName(r.kind), r.group.empty() ? "world" : r.group, dataTypeName(r.dtype), r.bytes,
+        r.nranks, r.instances, r.timeSeconds * 1e6, r.algbw, r.busbw,
+        r.recordedUs >= 0 ? fmt::format("{:.1f}", r.recordedUs) : "-",
+        r.recordedUs > 0 ? fmt::format("{:.2f}", r.timeSeconds * 1e6 / r.recordedUs) : "-",
+        variant);
+  }
+  fmt::print(out,
+             "# per replay: communication {:.1f} us (median; min {:.1f}, max {:.1f}) of the "
+             "slowest rank, {} B over all ranks",
+             sum.comm.median * 1e6, sum.comm.min * 1e6, sum.comm.max * 1e6, sum.bytesPerReplay);
+  if (sum.recordedCommUs >= 0) {
+    fmt::print(out, "; recorded on rank 0: {:.1f} us (ratio {:.2f})", sum.recordedCommUs,
+               sum.comm.median * 1e6 / sum.recordedCommUs);
+  }
+  const Summary wall = summarize(sum.wallSamples);
+  fmt::print(out, "; wall {:.1f} us with gaps\n", wall.median * 1e6);
+  if (t.wrong >= 0) fmt::print(out, "# verified once: {} wrong element(s)\n", t.wrong);
+}
+
+// Collective: the largest op's buffers (and a verification's expected output) x the ranks on
+// this host fit in its available memory; else the same one line on every rank, before anything
+// is allocated (a trace's sizes, or --scale-size, can ask for more than the machine has).
+void checkReplayMemory(Team& team, const TraceSet& set, double timeoutSeconds) {
+  const uint64_t perRank = largestBuffers(set) * 3 / 2;
+  const int onHost = team.hosts().localSize.at(team.rank());
+  const HostMemory host = readHostMemory();
+  std::string error;
+  if (!host.source.empty() && perRank > host.availableBytes / std::max(onHost, 1)) {
+    error = fmt::format(
+        "the trace's largest op needs about {} per rank x {} rank(s) on this host, but only {} is "
+        "available ({}); lower --scale-size, leave ops out with --ops, or use fewer ranks per host",
+        formatSize(perRank), onHost, formatSize(host.availableBytes), host.source);
+  }
+  for (const auto& e : team.comm().allgatherStrings(error, Deadline::after(timeoutSeconds))) {
+    if (!e.empty()) throw UsageError(e);
+  }
+}
+
+int doReplay(const ReplayCliOptions& c) {
+  TraceSetOptions to;
+  to.traces = c.traces;
+  to.useOneTrace = c.useOneTrace;
+  to.kineto = c.kineto;
+  if (!c.ops.empty()) {
+    for (const auto& name : splitList(c.ops)) {
+      OpKind k;
+      if (!parseOpKind(name, k)) throw UsageError(fmt::format("--ops: unknown op '{}'", name));
+      to.ops.push_back(k);
+    }
+  }
+  if (!(c.scaleSize > 0)) throw UsageError("--scale-size must be positive");
+  if (c.ranks < 0) throw UsageError("--ranks must be positive");
+  if (c.iters < 1) throw UsageError("--iters must be at least 1");
+  if (c.warmup < 0 || c.check < 0) throw UsageError("-w and -c must not be negative");
+  checkTimeout(c.timeout, "-T");
+  ReplayOptions ro;
+  ro.gapScale = gapScale(c.gaps);
+  ro.iterations = c.iters;
+  ro.warmup = c.warmup;
+  ro.checkRounds = c.check;
+  ro.timeoutSeconds = c.timeout;
+  ro.syncOps = c.sync;
+  ro.variant.schedule.transport = c.transport;
+  ro.variant.prepareTimeoutSeconds = c.timeout;
+  if (!c.transport.empty()) checkTransportName(c.transport);
+  const Statistic stat = parseStatistic(c.stat);
+  const bool mpi = launchedByMpiLauncher();
+  ro.algos = splitList(c.algo.empty() ? (mpi ? "mpi" : "ring,binomial") : c.algo);
+  if (!c.dryRun) {
+    checkDbPath(c.db, c.noDb);
+    checkLabel(c.label);
+    if (!c.json.empty()) checkOutputFile(c.json, "--json");
+  }
+  // Read every trace once, before the world starts. Under MPI a bad trace is reported by rank 0
+  // alone (the lifecycle's rule for usage errors), so the error waits for the body.
+  TraceSet loaded;
+  std::exception_ptr loadError;
+  try {
+    loaded = loadTraceSet(to);
+  } catch (const UsageError&) {
+    if (!mpi) throw;
+    loadError = std::current_exception();
+  }
+  if (c.dryRun) {
+    if (loadError) std::rethrow_exception(loadError);  // no world: one process reports
+    int world = c.ranks > 0 ? c.ranks : c.world.np != kNpNotGiven ? c.world.np : 0;
+    if (world == 0) world = naturalWorldSize(loaded);
+    if (world == 0) throw UsageError("the trace does not say its world size: give --np N");
+    fitToWorld(loaded, world, c.ranks, c.scaleSize);
+    for (const auto& n : loaded.notes) std::printf("# %s\n", n.c_str());
+    std::printf("# trace %s (%s), %d rank trace(s), replayed on %d ranks\n", loaded.name.c_str(),
+                loaded.hash.c_str(), loaded.recordedRanks, world);
+    printOpTable(stdout, loaded, c.allRanks);
+    return 0;
+  }
+  SessionOptions session = sessionOptions(c.label, c.db, c.noDb, c.timeout, c.world);
+  session.strict = c.strict;
+  if (!mpi && c.world.np == kNpNotGiven) {
+    // The local world takes the trace's ranks unless told otherwise.
+    const int n = c.ranks > 0 ? c.ranks : naturalWorldSize(loaded);
+    if (n == 0) throw UsageError("the trace does not say its world size: give --np N");
+    session.world.np = n;
+  }
+  return runMeasuringCommand(session, [&](RunSession& s) {
+    if (loadError) std::rethrow_exception(loadError);
+    TraceSet set = loaded;
+    fitToWorld(set, s.team().size(), c.ranks, c.scaleSize);  // every rank alike
+    checkReplayMemory(s.team(), set, c.timeout);
+    ReplayEngine engine(s.team(), set, ro);  // prepares: before the run begins
+    s.beginRun();
+    const bool root = s.root();
+    std::FILE* out = stdout;
+    if (root) {
+      std::vector<std::string> lines{
+          fmt::format("# replay {} ({}, {}), {} rank trace(s) on {} ranks, -n {} -w {} -c {}, "
+                      "--gaps {}{}",
+                      set.name, set.ranks[0].format, set.hash, set.recordedRanks, set.ranks.size(),
+                      c.iters, c.warmup, c.check, c.gaps, c.sync ? ", --sync" : "")};
+      for (const auto& n : set.notes) lines.push_back("# " + n);
+      s.printHeader(out, lines);
+      std::fflush(out);
+    }
+    ReplayTimes t = engine.run();
+    RunOutcome outcome;
+    if (!root) return outcome;
+    ReplaySummary sum = summarizeReplay(set, t, stat);
+    printSummary(out, sum, t, stat);
+    for (const auto& r : sum.rows) {
+      ResultRecord rec;
+      rec.runId = s.runId();
+      rec.collective = fmt::format("replay-{}", opKindName(r.kind));
+      rec.variant = rowVariant(t.variants.count(r.kind) ? t.variants.at(r.kind) : "?", r.group);
+      rec.dtype = std::string(dataTypeName(r.dtype));
+      rec.op = r.kind == OpKind::kAllReduce || r.kind == OpKind::kReduceScatter ||
+                       r.kind == OpKind::kReduce
+                   ? "sum"
+                   : "none";
+      rec.sizeBytes = r.bytes;
+      rec.count = r.count;
+      rec.placement = "out";  // replay buffers are out of place
+      rec.nranks = r.nranks;
+      rec.algbw = r.algbw;
+      rec.busbw = r.busbw;
+      setTiming(rec, r.summary, r.timeSeconds, c.iters, stat, r.samples, {});
+      s.addResult(rec);
+    }
+    ResultRecord total;
+    total.runId = s.runId();
+    total.collective = "replay-total";
+    std::string variants;
+    for (const auto& [k, name] : t.variants) {
+      if (variants.find(name) == std::string::npos)
+        if (!variants.empty()) variants += '+';
+      variants += name;
+    }
+    total.variant = variants;
+    total.dtype = "";
+    total.op = "none";
+    total.sizeBytes = sum.bytesPerReplay;
+    total.placement = "out";
+    total.nranks = static_cast<int>(set.ranks.size());
+    if (t.wrong >= 0) total.wrong = t.wrong;
+    const double tt = pick(sum.comm, stat);
+    if (tt > 0) total.algbw = total.busbw = sum.bytesPerReplay / tt / 1e9;
+    setTiming(total, sum.comm, tt, c.iters, stat, sum.commSamples, {});
+    s.addResult(total);
+    const nlohmann::json doc = detail(set, sum, t, c);
+    s.setDetail("replay", doc.dump());
+    if (!c.json.empty()) {
+      std::ofstream f(c.json);
+      f << doc.dump(2) << "\n";
+      if (!f) throw EnvironmentError(fmt::format("--json {}: write failed", c.json));
+    }
+    outcome.wrong = std::max<int64_t>(t.wrong, 0);
+    return outcome;
+  });
+}
+
+}  // namespace
+
+void setupReplayCommand(CLI::App& app, Action& action) {
+  auto o = std::make_shared<ReplayCliOptions>();
+  auto* sub = app.add_subcommand(
+      "replay",
+      "Replay a recorded job's communication (PyTorch ET, Kineto or Chakra .et traces, one per "
+      "rank) op by op on this world; per op kind and size times, recorded vs replayed; stored");
+  sub->add_option("traces", o->traces,
+                  "Trace files: one with {rank} (e.g. dlrm_eg_{rank}.json), one per rank in rank "
+                  "order, or one with --use-one-trace; .gz read as gzip")
+      ->required();
+  sub->add_flag("--use-one-trace", o->useOneTrace, "Replay the one trace file on every rank");
+  sub->add_option("--kineto", o->kineto,
+                  "Kineto traces of the same job ({rank} pattern, wildcards allowed): their "
+                  "kernel durations and gaps go beside the ET ops");
+  sub->add_option("--ranks", o->ranks,
+                  "Shrink: replay the first N rank traces on N ranks (traffic with the others is "
+                  "left out, and the header says how much)");
+  sub->add_option("--ops", o->ops, "Op kinds to replay (e.g. allreduce,alltoallv; default all)");
+  sub->add_option("--scale-size", o->scaleSize, "What-if: every message X times its size")
+      ->capture_default_str();
+  sub->add_option("--gaps", o->gaps,
+                  "Compute between ops: none, recorded (sleep the trace's gaps), scale=X")
+      ->capture_default_str();
+  sub->add_flag("--sync", o->sync,
+                "A barrier before each collective, outside the timer (as `run` times calls): "
+                "per-op times without the arrival skew of the op before");
+  sub->add_flag("--dry-run", o->dryRun, "Print the op table and totals per op kind and group");
+  sub->add_flag("--all-ranks", o->allRanks, "--dry-run: every rank's op table, not rank 0's");
+  sub->add_option("-n,--iters", o->iters, "Timed replays")->capture_default_str();
+  sub->add_option("-w,--warmup", o->warmup, "Warm-up replays")->capture_default_str();
+  sub->add_option("-c,--check", o->check, "Verify every op once after timing (0: no)")
+      ->capture_default_str();
+  sub->add_option("-T,--timeout", o->timeout, "Deadline in seconds for any single wait")
+      ->capture_default_str();
+  sub->add_option("--algo", o->algo,
+                  "Variants, first match per collective (default: mpi under MPI, ring,binomial "
+                  "in the local world); all_to_allv and send/recv go pairwise over --transport");
+  sub->add_option("--transport", o->transport,
+                  "Transport of hand-written variants and pairwise exchanges (default: fastest)");
+  sub->add_option("--stat", o->stat, "Statistic: median mean min max p99")->capture_default_str();
+  sub->add_option("--json", o->json, "Also write the summary (rows, timeline) to this file");
+  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
+  sub->add_flag("--no-db", o->noDb, "Do not store the run");
+  sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
+  sub->add_option("--np", o->world.np,
+                  "Ranks of the local world (threads; default: the trace's ranks)");
+  addPlacementOptions(sub, o->world, o->strict);
+  sub->callback([o, &action] { action = [o] { return doReplay(*o); }; });
+}
+
+}  // namespace cb::cli
