@@ -20,6 +20,7 @@
 #include "cli/Validate.h"
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Error.h"
+#include "core/OutputFile.h"
 #include "core/Size.h"
 #include "core/Text.h"
 #include "replay/Replay.h"
@@ -98,14 +99,29 @@ nlohmann::json detail(const TraceSet& set, const ReplaySummary& sum, const Repla
     rows.push_back(x);
   }
   d["rows"] = rows;
-  // Rank 0's first timed replay, op by op: a per-rank timeline for reports.
+  // Every rank's first timed replay, op by op ([rank][op] us), and the same laid end to end as
+  // the report's timeline (results/HtmlReplay.cpp).
   nlohmann::json tl = nlohmann::json::array();
+  nlohmann::json timeline = nlohmann::json::array();
   for (size_t r = 0; r < t.op.size(); ++r) {
     nlohmann::json ops = nlohmann::json::array();
-    for (const auto& op : t.op[r]) ops.push_back(op.empty() ? 0 : op[0] * 1e6);
+    nlohmann::json lane = nlohmann::json::array();
+    const std::vector<CommOp>& traced = set.ranks.at(r).ops;
+    double at = 0;
+    for (size_t i = 0; i < t.op[r].size(); ++i) {
+      const double us = t.op[r][i].empty() ? 0 : t.op[r][i][0] * 1e6;
+      ops.push_back(us);
+      const std::string name =
+          i < traced.size() ? fmt::format("{} {} B", opKindName(traced[i].kind), traced[i].bytes())
+                            : fmt::format("op {}", i);
+      lane.push_back({{"lane", "comm"}, {"name", name}, {"start_us", at}, {"end_us", at + us}});
+      at += us;
+    }
     tl.push_back(ops);
+    timeline.push_back(lane);
   }
   d["op_us_first_iteration"] = tl;
+  d["timeline"] = timeline;
   return d;
 }
 
@@ -192,7 +208,7 @@ int doReplay(const ReplayCliOptions& c) {
   if (!c.dryRun) {
     checkDbPath(c.db, c.noDb);
     checkLabel(c.label);
-    if (!c.json.empty()) checkOutputFile(c.json, "--json");
+    if (!c.json.empty()) checkOutputPath(c.json, "--json");
   }
   // Read every trace once, before the world starts. Under MPI a bad trace is reported by rank 0
   // alone (the lifecycle's rule for usage errors), so the error waits for the body.
@@ -290,9 +306,7 @@ int doReplay(const ReplayCliOptions& c) {
     const nlohmann::json doc = detail(set, sum, t, c);
     s.setDetail("replay", doc.dump());
     if (!c.json.empty()) {
-      std::ofstream f(c.json);
-      f << doc.dump(2) << "\n";
-      if (!f) throw EnvironmentError(fmt::format("--json {}: write failed", c.json));
+      writeOutputFile(c.json, doc.dump(2) + "\n", "--json");
     }
     outcome.wrong = std::max<int64_t>(t.wrong, 0);
     return outcome;

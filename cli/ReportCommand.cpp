@@ -41,7 +41,8 @@ ReportRun loadRun(const Store& store, int64_t id, const std::string& db) {
   std::optional<RunRecord> run = store.findRun(id);
   if (!run) throw UsageError(fmt::format("no run {} in '{}'", id, db));
   run->topologyJson = store.runTopology(id);
-  return {*run, store.results(id, false), store.runDetail(id, "proxy")};
+  return {*run, store.results(id, false), store.runDetail(id, "proxy"),
+          store.runDetail(id, "replay")};
 }
 
 int64_t newestRun(const RunSet& side) {

@@ -26,27 +26,37 @@ const char* opColor(const std::string& lane, const std::string& name) {
     return "#e6550d";
   }
   if (name.rfind("tp", 0) == 0) return "#31a354";
+  // A replay's ops are named by kind ("allreduce 448 B", results/HtmlReplay.cpp).
+  if (name.rfind("allreduce ", 0) == 0) return "#e6550d";
+  if (name.rfind("alltoall", 0) == 0) return "#31a354";
+  if (name.rfind("broadcast ", 0) == 0 || name.rfind("allgather ", 0) == 0) return "#3182bd";
   return "#756bb1";  // pipeline sends and receives
 }
 
-std::string timelineSvg(const json& run) {
-  const json& tl = run.at("timeline");
+}  // namespace
+
+std::string renderTimelineSvg(const json& tl, const std::string& title,
+                              const std::string& axisTitle) {
   double end = 0;
+  bool compute = false;  // a compute lane above the communication lane, when anything uses it
   for (const auto& rank : tl) {
-    for (const auto& e : rank) end = std::max(end, e.value("end_us", 0.0));
+    for (const auto& e : rank) {
+      end = std::max(end, e.value("end_us", 0.0));
+      compute = compute || e.value("lane", "compute") == "compute";
+    }
   }
   const int ranks = static_cast<int>(tl.size());
   if (ranks == 0 || end <= 0) return "<div class=\"nodata\">No timeline recorded.</div>\n";
+  const int lanes = compute ? 2 : 1;
   const double left = 70, right = 20, top = 34, laneH = 14, rankGap = 10;
   const double width = 1100, plotW = width - left - right;
-  const double height = top + ranks * (2 * laneH + rankGap) + 40;
+  const double height = top + ranks * (lanes * laneH + rankGap) + 40;
   LinearScale x(0, end, left, left + plotW, 8);
   std::string svg = fmt::format(
       "<svg class=\"chart timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" "
       "height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\">\n"
-      "<text class=\"chart-title\" x=\"{2:.0f}\" y=\"18\">Timeline of one step, per rank "
-      "(upper lane compute, lower lane communication)</text>\n",
-      width, height, left);
+      "<text class=\"chart-title\" x=\"{2:.0f}\" y=\"18\">{3}</text>\n",
+      width, height, left, htmlEscape(title));
   svg += "<g class=\"grid axis\">\n";
   for (const auto& t : x.ticks()) {
     svg += fmt::format(
@@ -56,14 +66,15 @@ std::string timelineSvg(const json& run) {
   }
   svg += "</g>\n<g class=\"data\">\n";
   for (int r = 0; r < ranks; ++r) {
-    const double y0 = top + r * (2 * laneH + rankGap);
-    svg += fmt::format("<text x=\"4\" y=\"{:.1f}\">rank {}</text>\n", y0 + laneH + 4, r);
+    const double y0 = top + r * (lanes * laneH + rankGap);
+    svg += fmt::format("<text x=\"4\" y=\"{:.1f}\">rank {}</text>\n", y0 + (lanes - 1) * laneH + 11,
+                       r);
     for (const auto& e : tl[r]) {
       const std::string lane = e.value("lane", "compute");
       const std::string name = e.value("name", "");
       const double s = e.value("start_us", 0.0), f = e.value("end_us", 0.0);
       const double px0 = x.pixel(s), px1 = std::max(x.pixel(f), px0 + 0.8);
-      const double y = lane == "compute" ? y0 : y0 + laneH;
+      const double y = lane == "compute" || lanes == 1 ? y0 : y0 + laneH;
       svg += fmt::format(
           "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\">"
           "<title>rank {}: {} ({} to {} us)</title></rect>\n",
@@ -73,10 +84,12 @@ std::string timelineSvg(const json& run) {
   }
   svg += fmt::format(
       "</g>\n<text class=\"axis-title\" x=\"{:.0f}\" y=\"{:.0f}\" "
-      "text-anchor=\"middle\">time from the step's start</text>\n</svg>\n",
-      left + plotW / 2, height - 2);
+      "text-anchor=\"middle\">{}</text>\n</svg>\n",
+      left + plotW / 2, height - 2, htmlEscape(axisTitle));
   return svg;
 }
+
+namespace {
 
 std::string legendRow() {
   std::string out = "<p class=\"note\">";
@@ -212,7 +225,11 @@ std::string renderProxyDetail(const std::string& text) {
     }
     out += "</table>\n";
     out += fmt::format("<h3>Timeline ({} ranks)</h3>\n", last.value("ranks", 0));
-    out += timelineSvg(last) + legendRow();
+    out += renderTimelineSvg(last.at("timeline"),
+                             "Timeline of one step, per rank (upper lane compute, lower lane "
+                             "communication)",
+                             "time from the step's start") +
+           legendRow();
     out += scalingCharts(doc);
     return out + "</div>\n";
   } catch (const json::exception& e) {

@@ -762,6 +762,7 @@ std::string runSection(const ReportRun& rr, Palette& palette) {
     return out + "<p class=\"empty\">No results stored for this run.</p>\n</section>\n";
   }
   if (rr.proxyJson) out += renderProxyDetail(*rr.proxyJson);
+  if (rr.replayJson) out += renderReplayDetail(*rr.replayJson);
   // Diagnosis results are a link matrix, drawn as a heat map (results/DiagReport), not by size.
   out += diagHtmlSection(rr.results);
   std::vector<ResultRecord> bySize;

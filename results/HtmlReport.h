@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "results/Case.h"
 #include "results/Compare.h"
 #include "results/Records.h"
@@ -106,11 +108,22 @@ struct ReportRun {
   std::vector<ResultRecord> results;  // in the order measured (samples not needed)
   // A training proxy's stored document (Store::runDetail(id, "proxy")), when the run is one.
   std::optional<std::string> proxyJson = std::nullopt;
+  // A replay's stored document (Store::runDetail(id, "replay")), when the run is one.
+  std::optional<std::string> replayJson = std::nullopt;
 };
 
 // The proxy part of a run's section (results/HtmlProxy.cpp): step metrics, calls, the timeline
 // of one step per rank and the scaling charts, from the stored "collbench-proxy/1" document.
 std::string renderProxyDetail(const std::string& json);
+
+// A per-rank timeline: `tl` holds one array per rank of {lane ("compute" or "comm"), name,
+// start_us, end_us}; a compute lane is drawn above the communication lane only when used.
+std::string renderTimelineSvg(const nlohmann::json& tl, const std::string& title,
+                              const std::string& axisTitle);
+
+// The replay part of a run's section (results/HtmlReplay.cpp): the trace, every op kind's time
+// against the recorded one, and the timeline of one replay per rank, from the stored document.
+std::string renderReplayDetail(const std::string& json);
 
 struct HtmlReportInput {
   std::string title = "collbench report";

@@ -138,6 +138,11 @@ grep -q "replay-allreduce" "$tmp/x.csv" || fail "export has no replay rows"
 detail=$(sqlite3 "$db" "SELECT json FROM run_details WHERE run_id = 1 AND kind = 'replay'" 2>&1)
 has "$detail" '"hash":"fnv1a64:'
 has "$detail" '"recorded_us"'
+# The report draws the replay: its table and one timeline lane per rank, an op per rectangle.
+expect 0 "$cb" report 1 --db "$db" -o "$tmp/r.html"
+grep -qF 'class="figure replay"' "$tmp/r.html" || fail "no replay section in the report"
+grep -qF 'One replay per rank' "$tmp/r.html" || fail "no replay timeline in the report"
+grep -qF '<title>rank 7: alltoallv' "$tmp/r.html" || fail "the timeline lacks rank 7's all_to_allv"
 
 [ "$failures" -eq 0 ] && echo "replay: all checks passed"
 exit $((failures > 0))

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "results/HtmlReport.h"
 
 namespace cb {
@@ -475,6 +477,49 @@ TEST(SvgChart, SizeAxisLabelsEveryFourTimes) {
                             ">1M</text>", ">16M</text>", ">64M</text>"}) {
     EXPECT_TRUE(contains(svg, label)) << label;
   }
+}
+
+TEST(HtmlReport, ReplayDetailTableAndTimeline) {
+  // Two ranks, two ops each: a row per op kind and a rectangle per op, in one lane per rank.
+  nlohmann::json doc = {
+      {"trace", "job_{rank}.json"},
+      {"format", "pytorch-et 1.1.0"},
+      {"ranks", 2},
+      {"hash", "fnv1a64:1"},
+      {"notes", {"<shrunk>"}},
+      {"rows",
+       {{{"op", "allreduce"},
+         {"group", ""},
+         {"dtype", "float"},
+         {"bytes", 448},
+         {"instances", 1},
+         {"time_us", 12.5},
+         {"recorded_us", 25.0},
+         {"ratio", 0.5}},
+        {{"op", "alltoallv"},
+         {"group", "1"},
+         {"dtype", "int32"},
+         {"bytes", 1536},
+         {"instances", 1},
+         {"time_us", 30.0}}}},
+      {"timeline",
+       {{{{"lane", "comm"}, {"name", "allreduce 448 B"}, {"start_us", 0}, {"end_us", 12}},
+         {{"lane", "comm"}, {"name", "alltoallv 1536 B"}, {"start_us", 12}, {"end_us", 40}}},
+        {{{"lane", "comm"}, {"name", "allreduce 448 B"}, {"start_us", 0}, {"end_us", 13}},
+         {{"lane", "comm"}, {"name", "alltoallv 1536 B"}, {"start_us", 13}, {"end_us", 42}}}}}};
+  const std::string html = renderReplayDetail(doc.dump());
+  EXPECT_NE(html.find("<td>allreduce</td><td>world</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>25.0</td><td>0.50</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>-</td><td>-</td>"), std::string::npos);  // nothing recorded
+  EXPECT_NE(html.find("&lt;shrunk&gt;"), std::string::npos);        // escaped
+  size_t rects = 0;
+  for (size_t at = html.find("<rect"); at != std::string::npos; at = html.find("<rect", at + 1)) {
+    ++rects;
+  }
+  EXPECT_EQ(rects, 4u);
+  EXPECT_NE(html.find("<title>rank 1: alltoallv 1536 B (13.0 to 42.0 us)</title>"),
+            std::string::npos);
+  EXPECT_NE(renderReplayDetail("{").find("not valid JSON"), std::string::npos);
 }
 
 }  // namespace
