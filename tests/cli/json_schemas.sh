@@ -44,7 +44,7 @@ PY
 
 expect 0 "$cb" run allreduce,broadcast --np 2 -b 1K -e 4K -f 4 -n 3 -w 1 --algo ring --format none \
   --db "$db" --json "$tmp/run.json"
-validate results.v1.schema.json "$tmp/run.json" doc
+validate results.v2.schema.json "$tmp/run.json" doc
 expect 0 "$cb" import "$src/tests/data/inspector/inspector_2node_16rank_allreduce.jsonl" --db "$db"
 # diag links exits 1 when it names a suspect (3 rank threads on a busy machine may): the document
 # is written either way.
