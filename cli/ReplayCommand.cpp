@@ -76,7 +76,10 @@ nlohmann::json detail(const TraceSet& set, const ReplaySummary& sum, const Repla
   nlohmann::json d;
   d["trace"] = set.name;
   d["hash"] = set.hash;
-  d["format"] = set.ranks.at(0).format;
+  // The document names itself as run --json's does; the trace's own format is trace_format.
+  d["format"] = "collbench-replay";
+  d["version"] = 1;
+  d["trace_format"] = set.ranks.at(0).format;
   d["recorded_ranks"] = set.recordedRanks;
   d["ranks"] = set.ranks.size();
   d["notes"] = set.notes;

@@ -24,7 +24,7 @@ std::string renderReplayDetail(const std::string& text) {
   try {
     std::string out =
         fmt::format("<div class=\"figure replay\">\n<h3>Replay of {} ({}, {} rank(s); {})</h3>\n",
-                    htmlEscape(doc.value("trace", "")), htmlEscape(doc.value("format", "")),
+                    htmlEscape(doc.value("trace", "")), htmlEscape(doc.value("trace_format", "")),
                     doc.value("ranks", 0), htmlEscape(doc.value("hash", "")));
     for (const auto& note : doc.value("notes", json::array())) {
       out += fmt::format("<p class=\"note\">{}</p>\n", htmlEscape(note.get<std::string>()));

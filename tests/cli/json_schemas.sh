@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every JSON document collbench writes validates against its schema in docs/schema/ (JSON Schema
 # draft 2020-12, checked with python3-jsonschema): run --json, export runs/results/samples as JSON
-# and JSON lines (a collbench run and an imported one), diag links --json, proxy --json.
+# and JSON lines (a collbench run and an imported one), diag links --json, proxy --json,
+# replay --json.
 # Usage: json_schemas.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: json_schemas.sh COLLBENCH}
@@ -55,6 +56,10 @@ validate diag.v1.schema.json "$tmp/diag.json" doc
 expect 0 "$cb" proxy dp --np 2 --model bert-large --layers 2 --steps 2 -w 1 --compute 0 --db "$db" \
   --json "$tmp/proxy.json"
 validate proxy.v1.schema.json "$tmp/proxy.json" doc
+expect 0 "$cb" replay "$src/tests/data/traces/pytorch-et/param-dlrm-8rank/dlrm_eg_{rank}.json.gz" \
+  --kineto "$src/tests/data/traces/kineto/param-dlrm-8rank/worker{rank}_step_12.*.pt.trace.json.gz" \
+  -n 2 -w 1 --db "$db" --json "$tmp/replay.json"
+validate replay.v1.schema.json "$tmp/replay.json" doc
 
 for what in runs results samples; do
   schema=$what.v1.schema.json

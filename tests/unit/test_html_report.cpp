@@ -483,7 +483,8 @@ TEST(HtmlReport, ReplayDetailTableAndTimeline) {
   // Two ranks, two ops each: a row per op kind and a rectangle per op, in one lane per rank.
   nlohmann::json doc = {
       {"trace", "job_{rank}.json"},
-      {"format", "pytorch-et 1.1.0"},
+      {"format", "collbench-replay"},
+      {"trace_format", "pytorch-et 1.1.0"},
       {"ranks", 2},
       {"hash", "fnv1a64:1"},
       {"notes", {"<shrunk>"}},
@@ -509,6 +510,7 @@ TEST(HtmlReport, ReplayDetailTableAndTimeline) {
          {{"lane", "comm"}, {"name", "alltoallv 1536 B"}, {"start_us", 13}, {"end_us", 42}}}}}};
   const std::string html = renderReplayDetail(doc.dump());
   EXPECT_NE(html.find("<td>allreduce</td><td>world</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("(pytorch-et 1.1.0, 2 rank(s)"), std::string::npos);
   EXPECT_NE(html.find("<td>25.0</td><td>0.50</td>"), std::string::npos);
   EXPECT_NE(html.find("<td>-</td><td>-</td>"), std::string::npos);  // nothing recorded
   EXPECT_NE(html.find("&lt;shrunk&gt;"), std::string::npos);        // escaped
