@@ -16,7 +16,10 @@ trap cleanup EXIT
 db=$tmp/cb.db
 source "$(dirname "$0")/lib/common.sh"
 
-expect 0 "$cb" run allreduce,allgather --np 2 -b 1K -e 1M -f 4 -n 5 -w 1 --algo ring \
+# The fastest of 20 calls per point: a median of 5 beside a parallel ctest once came out slower at
+# 1 KiB than at 1 MiB for allgather, and a fit whose time falls with size is left out (a fresh-clone
+# CI run lost the allgather row that way).
+expect 0 "$cb" run allreduce,allgather --np 2 -b 1K -e 1M -f 4 -n 20 -w 2 --stat min --algo ring \
   --format none --db "$db" --label bench
 expect 0 "$cb" export results --db "$db" --format json
 results=$(python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' <<<"$out")
@@ -121,7 +124,10 @@ assert all(r["run_id"] == 1 and r["busbw"] > 0 for r in rows), rows[0]
 # Simulator fits: per collective, from the run's sizes, with the fit error.
 expect 0 "$cb" export results --db "$db" --format sim-fit
 has "$out" "link_class,collective,variant,nranks,nodes,points,min_bytes,max_bytes,alpha_us,busbw_gbps,rms_rel_error,max_rel_error"
-[ "$(grep -c ',ring/local,2,1,6,1024,1048576,' <<<"$out")" -eq 2 ] || fail "sim-fit rows: $out"
+# The allreduce fit (what the network files use) must be there; allgather's too unless timing noise
+# made its time fall with size, which the exporter leaves out rather than fit a negative slope.
+grep -q '^core-group,allreduce,ring/local,2,1,6,1024,1048576,' <<<"$out" || fail "sim-fit rows: $out"
+[ "$(grep -c ',ring/local,2,1,6,1024,1048576,' <<<"$out")" -ge 1 ] || fail "sim-fit rows: $out"
 expect 0 "$cb" export results --db "$db" --format astra-sim
 for key in "topology: [ Ring ]" "npus_count: [ 2 ]" "bandwidth: [ " "latency: [ " "fit error rms"; do
   has "$out" "$key"
