@@ -127,7 +127,6 @@ has "$out" "link_class,collective,variant,nranks,nodes,points,min_bytes,max_byte
 # The allreduce fit (what the network files use) must be there; allgather's too unless timing noise
 # made its time fall with size, which the exporter leaves out rather than fit a negative slope.
 grep -q '^core-group,allreduce,ring/local,2,1,6,1024,1048576,' <<<"$out" || fail "sim-fit rows: $out"
-[ "$(grep -c ',ring/local,2,1,6,1024,1048576,' <<<"$out")" -ge 1 ] || fail "sim-fit rows: $out"
 expect 0 "$cb" export results --db "$db" --format astra-sim
 for key in "topology: [ Ring ]" "npus_count: [ 2 ]" "bandwidth: [ " "latency: [ " "fit error rms"; do
   has "$out" "$key"
