@@ -3,10 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/printf.h>
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/Error.h"

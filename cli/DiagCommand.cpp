@@ -115,10 +115,6 @@ std::string readText(const std::string& path) {
   return text.str();
 }
 
-void writeText(const char* flag, const std::string& path, const std::string& text) {
-  writeOutputFile(path, text, flag);
-}
-
 // An output file must be writable before anything is measured.
 void checkWritable(const std::string& path, const char* flag) {
   if (!path.empty()) checkOutputPath(path, flag);
@@ -333,12 +329,13 @@ int doLinks(const LinksCli& c) {
                       {"confirmed", cf.confirmed}});
       }
       j["confirmations"] = cs;
-      writeText("--json", c.live.jsonPath, j.dump(2) + "\n");
+      writeOutputFile(c.live.jsonPath, j.dump(2) + "\n", "--json");
     }
     if (!c.live.csvPath.empty()) {
-      writeText("--csv", c.live.csvPath,
-                linkCsvHeader() + linkCsvRows(res.finalBandwidth, bwInfoOf(graph)) +
-                    linkCsvRows(res.finalLatency, latInfoOf(graph)));
+      writeOutputFile(c.live.csvPath,
+                      linkCsvHeader() + linkCsvRows(res.finalBandwidth, bwInfoOf(graph)) +
+                          linkCsvRows(res.finalLatency, latInfoOf(graph)),
+                      "--csv");
     }
     suspects = !healthy;
     return RunOutcome{false, wrong, "byte(s) received wrong"};
@@ -453,12 +450,13 @@ int doBisect(const BisectCli& c) {
         j["latency"] = json::parse(verdictJson(res.links.finalLatency, latInfoOf(graph)));
       }
       j["healthy"] = healthy;
-      writeText("--json", live.jsonPath, j.dump(2) + "\n");
+      writeOutputFile(live.jsonPath, j.dump(2) + "\n", "--json");
     }
     if (!live.csvPath.empty() && res.fellBack) {
-      writeText("--csv", live.csvPath,
-                linkCsvHeader() + linkCsvRows(res.links.finalBandwidth, bwInfoOf(graph)) +
-                    linkCsvRows(res.links.finalLatency, latInfoOf(graph)));
+      writeOutputFile(live.csvPath,
+                      linkCsvHeader() + linkCsvRows(res.links.finalBandwidth, bwInfoOf(graph)) +
+                          linkCsvRows(res.links.finalLatency, latInfoOf(graph)),
+                      "--csv");
     }
     suspects = !(healthy && res.slowRank < 0);
     int64_t wrong = 0;
@@ -655,7 +653,7 @@ int doRanks(const RanksCli& c) {
         sus.push_back({{"name", x.name()}, {"what", x.what()}});
       }
       j["suspects"] = sus;
-      writeText("--json", c.live.jsonPath, j.dump(2) + "\n");
+      writeOutputFile(c.live.jsonPath, j.dump(2) + "\n", "--json");
     }
     if (!c.live.csvPath.empty()) {
       std::string csv =
@@ -668,7 +666,7 @@ int doRanks(const RanksCli& c) {
                            v.forward.ranks[i].lastToFinish, v.backward.ranks[i].finishLateUs,
                            v.backward.ranks[i].lastToFinish, verdictOf(r.rank));
       }
-      writeText("--csv", c.live.csvPath, csv);
+      writeOutputFile(c.live.csvPath, csv, "--csv");
     }
     suspects = !v.healthy();
     return RunOutcome{};
@@ -768,8 +766,8 @@ int doLogs(const LogsCli& c) {
   for (const std::string& note : logs.notes) fmt::print("# note: {}\n", note);
   jout["healthy"] = healthy;
   if (healthy) fmt::print("healthy: no suspect link or host in {} log(s)\n", c.files.size());
-  if (!c.jsonPath.empty()) writeText("--json", c.jsonPath, jout.dump(2) + "\n");
-  if (!c.csvPath.empty()) writeText("--csv", c.csvPath, csv);
+  if (!c.jsonPath.empty()) writeOutputFile(c.jsonPath, jout.dump(2) + "\n", "--json");
+  if (!c.csvPath.empty()) writeOutputFile(c.csvPath, csv, "--csv");
   if (!c.noDb) {
     Store store = Store::open(c.db);
     RunRecord run;

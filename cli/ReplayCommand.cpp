@@ -9,7 +9,6 @@
 
 #include <cstdio>
 #include <exception>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 

@@ -63,11 +63,7 @@ std::string str(const json* v) { return v && v->is_string() ? v->get<std::string
 }  // namespace
 
 RankTrace readPytorchEt(const std::string& name, std::string_view text) {
-  json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded()) traceError(name, "", "not valid JSON (truncated?)");
-  if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array()) {
-    traceError(name, "", "not a PyTorch execution trace (no \"nodes\" list)");
-  }
+  json doc = parseTraceJson(name, text, "nodes", "PyTorch execution trace");
   const std::string schema = doc.contains("schema") ? str(&doc["schema"]) : "";
   const bool flat = startsWith(schema, "1.0.1");
   if (!flat && !startsWith(schema, "1.0.2") && !startsWith(schema, "1.1.")) {

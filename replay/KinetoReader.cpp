@@ -53,11 +53,7 @@ struct Span {
 }  // namespace
 
 RankTrace readKineto(const std::string& name, std::string_view text) {
-  json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded()) traceError(name, "", "not valid JSON (truncated?)");
-  if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) {
-    traceError(name, "", "not a Kineto trace (no traceEvents list)");
-  }
+  json doc = parseTraceJson(name, text, "traceEvents", "Kineto trace");
   RankTrace out;
   out.file = name;
   out.format = "kineto";

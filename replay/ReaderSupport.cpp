@@ -153,4 +153,14 @@ RankTrace parseTrace(const std::string& name, std::string_view bytes) {
 
 RankTrace readTrace(const std::string& path) { return parseTrace(path, readTraceBytes(path)); }
 
+nlohmann::json parseTraceJson(const std::string& file, std::string_view text, const char* key,
+                              std::string_view kind) {
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded()) traceError(file, "", "not valid JSON (truncated?)");
+  if (!doc.is_object() || !doc.contains(key) || !doc[key].is_array()) {
+    traceError(file, "", fmt::format("not a {} (no \"{}\" list)", kind, key));
+  }
+  return doc;
+}
+
 }  // namespace cb::replay

@@ -27,6 +27,11 @@ void parseProcessGroups(const std::string& file, const std::string& where, const
 // device], or a (nested) list of them. False when `v` holds no tensor.
 bool tensorElements(const nlohmann::json& v, uint64_t& numel, uint64_t& elemBytes);
 
+// A trace file's JSON object holding the array `key` (ET: "nodes", Kineto: "traceEvents"); a
+// UsageError naming the file otherwise ("not valid JSON", or "not a KIND (no "KEY" list)").
+nlohmann::json parseTraceJson(const std::string& file, std::string_view text, const char* key,
+                              std::string_view kind);
+
 // An integer list (split sizes) from a JSON array or its JSON text ("[]", "[96, 224]").
 std::vector<uint64_t> splitList(const std::string& file, const std::string& where,
                                 const nlohmann::json& v);

@@ -8,7 +8,7 @@ set -uo pipefail
 cb=${1:?usage: gpu_check.sh COLLBENCH}
 here=$(cd "$(dirname "$0")" && pwd)
 src=${CB_SOURCE_DIR:-$here/../..}
-tmp=$(mktemp -d /tmp/cb_gpu_check.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_gpu_check.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 source "$here/lib/common.sh"
 source "$here/lib/gpu.sh"

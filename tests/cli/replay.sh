@@ -9,15 +9,10 @@ set -uo pipefail
 cb=${1:?usage: replay.sh COLLBENCH}
 mpirun=${CB_MPIRUN:-mpirun}
 src=${CB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-tmp=$(mktemp -d /tmp/cb_replay.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_replay.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 db=$tmp/cb.db
 source "$(dirname "$0")/lib/common.sh"
-one_line() {
-  [ "$(wc -l <<<"$err")" -eq 1 ] && [[ "$err" == "collbench: "* ]] ||
-    fail "expected one 'collbench: ...' line on stderr, got: $err"
-  has "$err" "$1"
-}
 T=$src/tests/data/traces
 dlrm=$T/pytorch-et/param-dlrm-8rank/dlrm_eg_{rank}.json.gz
 kineto="$T/kineto/param-dlrm-8rank/worker{rank}_step_12.*.pt.trace.json.gz"
@@ -31,34 +26,34 @@ total() { grep -qE "^$1 +$2 +$3 +$4 " <<<"$out" || fail "no totals row '$1 $2 $3
 # ---- bad traces and options: one line, exit 2, nothing stored ----
 bad=$tmp/bad.db
 expect 2 "$cb" replay "$tmp/nosuch_{rank}.json" --db "$bad"
-one_line "no file for rank 0"
+one_line_error "no file for rank 0"
 head -c 20000 "$T/chakra-et/astra-sim-custom-ring-allreduce-8npus/custom_allreduce.2.et" >"$tmp/cut.et"
 expect 2 "$cb" replay "$tmp/cut.et" --use-one-trace --np 2 --db "$bad"
-one_line "truncated protobuf stream"
+one_line_error "truncated protobuf stream"
 has "$err" "cut.et, record"
 echo '{"schema": "9.9", "nodes": []}' >"$tmp/wrong.json"
 expect 2 "$cb" replay "$tmp/wrong.json" --use-one-trace --np 2 --db "$bad"
-one_line "schema '9.9' is not 1.0.1, 1.0.2 or 1.1.x"
+one_line_error "schema '9.9' is not 1.0.1, 1.0.2 or 1.1.x"
 expect 2 "$cb" replay "$dlrm" --np 3 --db "$bad"
-one_line "8 rank traces for a world of 3 ranks"
+one_line_error "8 rank traces for a world of 3 ranks"
 expect 2 "$cb" replay "$dlrm" --gaps sometimes --db "$bad"
-one_line "--gaps 'sometimes'"
+one_line_error "--gaps 'sometimes'"
 expect 2 "$cb" replay "$dlrm" --ops gather --db "$bad"
-one_line "--ops: unknown op 'gather'"
+one_line_error "--ops: unknown op 'gather'"
 expect 2 "$cb" replay "$T/chakra-et/astra-sim-microbench-4npus/all_reduce/all_reduce.{rank}.et" \
   --algo nosuch --db "$bad"
-one_line "--algo nosuch: no allreduce variant"
+one_line_error "--algo nosuch: no allreduce variant"
 # GPU variants run on device memory; the DLRM's all_to_allv goes over host transports (and a
 # build or machine without a GPU says so): one line either way.
 expect 2 "$cb" replay "$dlrm" --algo nccl --db "$bad"
-one_line "nccl"
+one_line_error "nccl"
 expect 2 "$cb" replay "$resnet" --use-one-trace --scale-size 1e6 --db "$bad"
-one_line "the trace's largest op needs about"
+one_line_error "the trace's largest op needs about"
 # Ranks that disagree: rank 1 of a 2-rank set is another job's trace.
 cp "$T/chakra-et/astra-sim-microbench-4npus/all_reduce/all_reduce.0.et" "$tmp/mix.0.et"
 cp "$T/chakra-et/astra-sim-microbench-4npus/all_gather/all_gather.1.et" "$tmp/mix.1.et"
 expect 2 "$cb" replay "$tmp/mix.{rank}.et" --db "$bad"
-one_line "rank 1's op 0 on the world is allgather"
+one_line_error "rank 1's op 0 on the world is allgather"
 expect 2 "$mpirun" --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none \
   -np 3 "$cb" replay "$dlrm" --db "$bad"
 [ "$(grep -c '^collbench: ' <<<"$err")" -eq 1 ] || fail "expected one collbench line: $err"
