@@ -190,9 +190,13 @@ std::string renderProxyDetail(const std::string& text) {
         "<th>tokens/s</th><th>#wrong</th></tr>\n";
     for (const auto& run : doc["runs"]) {
       std::string bubble = "-";
-      if (run.contains("bubble_per_stage")) {
+      // The schedule's bubble (bubble / (bubble + compute)) is what the ideal describes; documents
+      // of earlier builds have only the share of the step.
+      const char* key = run.contains("schedule_bubble_per_stage") ? "schedule_bubble_per_stage"
+                                                                  : "bubble_per_stage";
+      if (run.contains(key)) {
         double worst = 0;
-        for (double b : run["bubble_per_stage"]) worst = std::max(worst, b);
+        for (double b : run[key]) worst = std::max(worst, b);
         bubble = fmt::format("{}% (ideal {}%)", cell(100 * worst, 1),
                              cell(100 * run.value("bubble_ideal", 0.0), 1));
       }

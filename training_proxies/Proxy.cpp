@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "bench/Verify.h"
@@ -21,6 +22,7 @@
 #include "core/Error.h"
 #include "core/Reduce.h"
 #include "core/Stats.h"
+#include "training_proxies/PipeIdle.h"
 
 namespace cb::proxy {
 
@@ -279,14 +281,15 @@ class ComputeStream {
         jobs_.pop_front();
       }
       const auto now = Clock::now();
-      // A job queued while the stream was busy starts at the previous job's target end, so a
-      // late wake-up is made up by the next sleep instead of accumulating.
-      const auto start = j.enqueued <= chain ? chain : std::max(now, j.enqueued);
+      // A job queued while the stream was busy starts at the previous job's target end, one
+      // queued on an idle stream when it was queued (a kernel launched to an idle GPU stream
+      // starts at once): this thread's late wake-ups are made up by the sleep, not added to it.
+      const auto start = j.enqueued <= chain ? chain : j.enqueued;
       chain = start +
               std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(j.seconds));
       if (j.seconds > 0) std::this_thread::sleep_until(chain);
       const auto end = Clock::now();
-      const auto recStart = std::max(now, lastEnd);
+      const auto recStart = std::max(std::min(start, now), lastEnd);
       lastEnd = end;
       std::lock_guard<std::mutex> g(mu_);
       intervals_.push_back({j.op, std::min(recStart, end), end});
@@ -360,8 +363,9 @@ int64_t wrongBytes(const void* p, size_t n, int src, int salt) {
 
 struct RankOutcome {
   // Per step: interval metrics of this rank (exposed = exposed collectives + pipeline transfers;
-  // transfer = the pipeline transfers alone).
-  std::vector<double> step, compute, comm, exposed, transfer;
+  // transfer = the pipeline transfers alone; bubble = waiting in pipeline exchanges on a stage that
+  // was computing).
+  std::vector<double> step, compute, comm, exposed, transfer, bubble;
   std::vector<std::string> timelineText;  // per step, serialized events
   std::vector<StatKey> order;             // call kinds in the order the step first issues them
   std::map<StatKey, std::vector<double>> callTimes;
@@ -381,6 +385,10 @@ double overlapWith(Clock::time_point s, Clock::time_point e,
 }
 
 void* at(const std::unique_ptr<DataBuffer>& b) { return b ? b->data() : nullptr; }
+
+int64_t ns(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
 
 // One rank of one proxy run on a team of n ranks; without a team (planStep) it only builds the
 // program, so its calls can be read without a world or buffers.
@@ -412,6 +420,7 @@ class RankProxy {
   void allocate();
   void measureLink();
   void execute(RankOutcome& out, bool record);
+  void attributePipeWaits(RankOutcome& out);
   void runComm(Op& op);
   int64_t verify();
 
@@ -426,6 +435,11 @@ class RankProxy {
   std::unique_ptr<Team> teams_[kComms];
   Transport* ppTransport_ = nullptr;
   Transport* psTransport_ = nullptr;
+  // Pipeline: when this stage posted each message; the timed steps' timeline (the exchanges'
+  // `ready` and `on` filled in by attributePipeWaits) and each timed exchange's messages.
+  PipePostings postings_;
+  StageTimeline timeline_;
+  std::vector<std::vector<PipeMessage>> exchangeMessages_;
   std::vector<Op> ops_;
   std::vector<CallKey> callKeys_;
   std::map<CallKey, int> callIndex_;
@@ -991,6 +1005,34 @@ void RankProxy::measureLink() {
   xfer_ = summarize(t).median;
 }
 
+// Collective over the pipeline team (two allgathers): when each stage posted its messages, then
+// every stage's timeline; each exchange's idle time is split by what the stages it waited for
+// were doing meanwhile (PipeIdle.h). Stages on several hosts keep the estimate from the measured
+// exchange time: their clocks do not compare.
+void RankProxy::attributePipeWaits(RankOutcome& out) {
+  if (!ppTransport_) return;
+  Team& pp = *teams_[kCommPp];
+  auto posted = pp.comm().allgatherStrings(postings_.encode(), deadline());
+  if (!pp.hosts().oneHost()) return;
+  std::vector<PipePostings> byStage;
+  for (const auto& a : posted) byStage.push_back(PipePostings::decode(a));
+  for (size_t i = 0; i < timeline_.exchanges.size(); ++i) {
+    auto& x = timeline_.exchanges[i];
+    std::tie(x.ready, x.on) =
+        PipePostings::ready(pp.rank(), x.start, exchangeMessages_[i], byStage);
+  }
+  std::vector<StageTimeline> timelines;
+  for (const auto& a : pp.comm().allgatherStrings(timeline_.encode(), deadline())) {
+    timelines.push_back(StageTimeline::decode(a));
+  }
+  auto split = splitPipeIdle(pp.rank(), timelines, static_cast<int>(out.step.size()));
+  for (size_t k = 0; k < out.step.size(); ++k) {
+    out.exposed[k] += split.transfer[k] + split.exposed[k] - out.transfer[k];
+    out.transfer[k] = split.transfer[k];
+    out.bubble[k] = split.bubble[k];
+  }
+}
+
 void RankProxy::runComm(Op& op) {
   switch (op.kind) {
     case OpKind::kColl: prepared_[op.call]->run(op.send, op.recv, deadline()); break;
@@ -1018,10 +1060,23 @@ void RankProxy::execute(RankOutcome& out, bool record) {
   std::vector<Timing> timing(ops_.size());
   std::vector<std::pair<int, uint64_t>> pending;  // async op, the compute it waits for
   uint64_t lastSeq = 0;
+  std::vector<std::vector<PipeMessage>> messages(ops_.size());
   team_->comm().barrier(deadline());
   const auto t0 = Clock::now();
   auto runTimed = [&](int i) {
     timing[i].start = Clock::now();
+    if (ops_[i].pipe) {
+      for (const auto& x : ops_[i].sends) {
+        messages[i].push_back(
+            {true, x.peer, static_cast<uint32_t>(postings_.sends[x.peer].size())});
+        postings_.record(messages[i].back(), ns(timing[i].start));
+      }
+      for (const auto& x : ops_[i].recvs) {
+        messages[i].push_back(
+            {false, x.peer, static_cast<uint32_t>(postings_.recvs[x.peer].size())});
+        postings_.record(messages[i].back(), ns(timing[i].start));
+      }
+    }
     runComm(ops_[i]);
     timing[i].end = Clock::now();
   };
@@ -1052,6 +1107,14 @@ void RankProxy::execute(RankOutcome& out, bool record) {
   auto busy = stream_->take();
   for (const auto& b : busy) timing[b.op] = {b.start, b.end};
   if (!record) return;
+  if (ppTransport_) {
+    for (const auto& b : busy) timeline_.compute.push_back({ns(b.start), ns(b.end)});
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      if (ops_[i].kind != OpKind::kCompute && !ops_[i].pipe) {
+        timeline_.collectives.push_back({ns(timing[i].start), ns(timing[i].end)});
+      }
+    }
+  }
   // Step intervals: the whole execution, or (asynchronous pipeline) each stepEnd op.
   std::vector<std::pair<Clock::time_point, Clock::time_point>> stepsIv;
   Clock::time_point from = t0;
@@ -1066,7 +1129,7 @@ void RankProxy::execute(RankOutcome& out, bool record) {
   else
     stepsIv.back().second = t1;
   for (const auto& [s, e] : stepsIv) {
-    double compute = 0, comm = 0, exposed = 0, transfer = 0;
+    double compute = 0, comm = 0, exposed = 0, transfer = 0, bubble = 0;
     for (const auto& b : busy) {
       auto lo = std::max(s, b.start), hi = std::min(e, b.end);
       if (hi > lo) compute += secs(lo, hi);
@@ -1080,10 +1143,16 @@ void RankProxy::execute(RankOutcome& out, bool record) {
       comm += d;
       if (ops_[i].pipe) {
         // A pipeline exchange waits for its peer's compute: only the transfer is
-        // communication, the rest of its idle time is the schedule's bubble.
+        // communication, the rest of its idle time is the schedule's bubble. The measured time
+        // of an exchange with both sides ready splits it here; attributePipeWaits replaces that
+        // with what the awaited stages were doing, where the stages share a clock.
         const double x = std::min(idle, xfer_);
         transfer += x;
         exposed += x;
+        bubble += idle - x;
+        timeline_.exchanges.push_back(
+            {static_cast<int>(out.step.size()), ns(timing[i].start), 0, ns(timing[i].end), -1});
+        exchangeMessages_.push_back(messages[i]);
       } else {
         exposed += idle;
       }
@@ -1093,6 +1162,7 @@ void RankProxy::execute(RankOutcome& out, bool record) {
     out.comm.push_back(comm);
     out.exposed.push_back(exposed);
     out.transfer.push_back(transfer);
+    out.bubble.push_back(bubble);
   }
   std::map<int, int> perStep;
   for (size_t i = 0; i < ops_.size(); ++i) {
@@ -1235,6 +1305,7 @@ RankOutcome RankProxy::run() {
     for (int i = 0; i < o_.warmup; ++i) execute(out, false);
     for (int i = 0; i < o_.steps; ++i) execute(out, true);
   }
+  attributePipeWaits(out);
   stream_.reset();
   out.wrong = o_.checkRounds > 0 ? verify() : -1;
   return out;
@@ -1319,10 +1390,11 @@ ProxyRun gatherRun(Communicator& comm, const ProxyOptions& o, const Layout& layo
   run.batchPerRank = batch;
   const int steps = static_cast<int>(mine.step.size());
   run.steps = steps;
-  // step, compute, comm, exposed, transfer of every rank and step.
-  constexpr int kMetrics = 5;
+  // step, compute, comm, exposed, transfer, bubble of every rank and step.
+  constexpr int kMetrics = 6;
   std::vector<double> flat;
-  for (auto* v : {&mine.step, &mine.compute, &mine.comm, &mine.exposed, &mine.transfer}) {
+  for (auto* v :
+       {&mine.step, &mine.compute, &mine.comm, &mine.exposed, &mine.transfer, &mine.bubble}) {
     flat.insert(flat.end(), v->begin(), v->end());
   }
   auto bytes = comm.allgatherBytes(flat.data(), flat.size() * sizeof(double), d);
@@ -1360,27 +1432,36 @@ ProxyRun gatherRun(Communicator& comm, const ProxyOptions& o, const Layout& layo
   if (pp > 1) {
     run.bubbleIdeal = idealBubble(pp, m);
     for (int st = 0; st < pp; ++st) {
-      // Per step, the stage's mean over its ranks of idle, transfer and exposed collectives.
-      std::vector<double> idle, transfer, exposed, bubble;
+      // Per step, the stage's mean over its ranks of idle and its parts, and the bubble's share
+      // of the stage's compute plus bubble.
+      std::vector<double> idle, transfer, exposed, bubble, other, sched;
       for (int k = 0; k < steps; ++k) {
-        double i = 0, x = 0, e = 0;
+        double i = 0, x = 0, e = 0, b = 0, sb = 0;
         int cnt = 0;
         for (int r = 0; r < n; ++r) {
           if (layouts[r].ppIdx != st) continue;
           i += (combined[k] - at(r, 1, k)) / combined[k];
           x += at(r, 4, k) / combined[k];
           e += (at(r, 3, k) - at(r, 4, k)) / combined[k];
+          // A stage done before the slowest one waits for the flush: bubble as well.
+          const double wait = at(r, 5, k) + combined[k] - at(r, 0, k);
+          b += wait / combined[k];
+          sb += at(r, 1, k) + wait > 0 ? wait / (at(r, 1, k) + wait) : 0;
           ++cnt;
         }
         idle.push_back(i / cnt);
         transfer.push_back(x / cnt);
         exposed.push_back(e / cnt);
-        bubble.push_back((i - x - e) / cnt);
+        bubble.push_back(b / cnt);
+        other.push_back((i - x - e - b) / cnt);
+        sched.push_back(sb / cnt);
       }
       run.idlePerStage.push_back(summarize(idle).median);
       run.transferPerStage.push_back(summarize(transfer).median);
       run.exposedPerStage.push_back(summarize(exposed).median);
       run.bubblePerStage.push_back(summarize(bubble).median);
+      run.otherPerStage.push_back(summarize(other).median);
+      run.scheduleBubblePerStage.push_back(summarize(sched).median);
     }
   }
   const int dp = layout0.dp;

@@ -149,9 +149,14 @@ struct ProxyRun {
   double compute = 0, comm = 0, exposed = 0;              // medians, max over ranks
   double overlapPct = 0;
   // Pipeline, per stage, fractions of the step (medians over steps): idle = 1 - compute / step =
-  // bubble (waiting for a dependency) + transfer (pipeline messages, the measured time of an
-  // exchange with both sides ready) + exposed collectives.
-  std::vector<double> idlePerStage, bubblePerStage, transferPerStage, exposedPerStage;
+  // bubble (in pipeline exchanges, waiting for the peer to post its side: the dependency was not
+  // ready) + transfer (the rest of those exchanges) + exposed collectives + other (host gaps
+  // between ops: handing work to the compute thread, waking up).
+  std::vector<double> idlePerStage, bubblePerStage, transferPerStage, exposedPerStage,
+      otherPerStage;
+  // Per stage: bubble / (bubble + compute), the quantity (p-1)/(m+p-1) describes (a schedule with
+  // free transfers and no host gaps).
+  std::vector<double> scheduleBubblePerStage;
   double bubbleIdeal = 0;
   double transfer = 0;  // pipeline transfer time within `exposed` (median, max over ranks)
   double samplesPerSecond = 0, tokensPerSecond = 0;

@@ -192,18 +192,20 @@ void printProxyResult(std::FILE* out, const ProxyOptions& o, const ProxyResult& 
   }
   if (!last.bubblePerStage.empty()) {
     fmt::print(out,
-               "#\n# pipeline, per stage, % of the step: idle = bubble (waiting for a dependency) "
-               "+ transfer (pipeline messages) + exposed collectives\n");
-    fmt::print(out, "# {:>5} {:>8} {:>8} {:>9} {:>8}\n", "stage", "idle%", "bubble%", "transfer%",
-               "exposed%");
+               "#\n# pipeline, per stage, % of the step: idle = bubble (waiting for the peer's "
+               "side of an exchange) + transfer (pipeline messages) + exposed collectives + other "
+               "(host gaps between ops)\n");
+    fmt::print(out, "# {:>5} {:>8} {:>8} {:>9} {:>8} {:>8}\n", "stage", "idle%", "bubble%",
+               "transfer%", "exposed%", "other%");
     for (size_t s = 0; s < last.bubblePerStage.size(); ++s) {
-      fmt::print(out, "  {:>5} {:>8.1f} {:>8.1f} {:>9.1f} {:>8.1f}\n", s,
+      fmt::print(out, "  {:>5} {:>8.1f} {:>8.1f} {:>9.1f} {:>8.1f} {:>8.1f}\n", s,
                  last.idlePerStage[s] * 100, last.bubblePerStage[s] * 100,
-                 last.transferPerStage[s] * 100, last.exposedPerStage[s] * 100);
+                 last.transferPerStage[s] * 100, last.exposedPerStage[s] * 100,
+                 last.otherPerStage[s] * 100);
     }
-    fmt::print(out, "# pipeline bubble per stage:");
-    for (size_t s = 0; s < last.bubblePerStage.size(); ++s) {
-      fmt::print(out, " s{} {:.1f}%", s, last.bubblePerStage[s] * 100);
+    fmt::print(out, "# schedule bubble per stage, bubble / (bubble + compute):");
+    for (size_t s = 0; s < last.scheduleBubblePerStage.size(); ++s) {
+      fmt::print(out, " s{} {:.1f}%", s, last.scheduleBubblePerStage[s] * 100);
     }
     fmt::print(out, "; (p-1)/(m+p-1) = {:.1f}%{}\n", last.bubbleIdeal * 100,
                o.schedule == PpSchedule::kAsync
@@ -310,6 +312,8 @@ std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
       jr["bubble_per_stage"] = run.bubblePerStage;
       jr["transfer_per_stage"] = run.transferPerStage;
       jr["exposed_per_stage"] = run.exposedPerStage;
+      jr["other_per_stage"] = run.otherPerStage;
+      jr["schedule_bubble_per_stage"] = run.scheduleBubblePerStage;
       jr["bubble_ideal"] = run.bubbleIdeal;
     }
     json calls = json::array();

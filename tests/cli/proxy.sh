@@ -121,7 +121,7 @@ for sched in gpipe 1f1b; do
   expect 0 "$cb" "${pp[@]}" --schedule "$sched" --steps 3
   has "$out" "(p-1)/(m+p-1) = 33.3%"
   has "$out" "# verification: 0 wrong element(s)"
-  line=$(grep "pipeline bubble" <<<"$out")
+  line=$(grep "schedule bubble per stage" <<<"$out")
   for s in 0 1 2; do
     b=$(sed -n "s/.* s$s \([0-9.]*\)%.*/\1/p" <<<"$line")
     awk -v b="$b" 'BEGIN { exit !(b != "" && b >= 0 && b < 100) }' ||

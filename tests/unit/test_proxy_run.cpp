@@ -105,12 +105,17 @@ TEST(ProxyRun, TensorAndPipelineAndHybridAreVerified) {
   EXPECT_EQ(link->callsPerStep, 3);
   EXPECT_EQ(r.runs[0].bubblePerStage.size(), 2u);
   EXPECT_DOUBLE_EQ(r.runs[0].bubbleIdeal, 1.0 / 4.0);
-  // Idle = bubble + transfer + exposed collectives, per stage.
+  // Idle = bubble + transfer + exposed collectives + host gaps, per stage.
   for (size_t s = 0; s < 2; ++s) {
     const ProxyRun& run = r.runs[0];
     EXPECT_NEAR(run.idlePerStage[s],
-                run.bubblePerStage[s] + run.transferPerStage[s] + run.exposedPerStage[s], 1e-9);
+                run.bubblePerStage[s] + run.transferPerStage[s] + run.exposedPerStage[s] +
+                    run.otherPerStage[s],
+                1e-9);
     EXPECT_GE(run.transferPerStage[s], 0);
+    EXPECT_GE(run.bubblePerStage[s], 0);
+    EXPECT_GE(run.scheduleBubblePerStage[s], 0);
+    EXPECT_LT(run.scheduleBubblePerStage[s], 1);
   }
 
   ProxyOptions hy = small(ProxyMode::kHybrid);
