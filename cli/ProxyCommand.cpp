@@ -59,6 +59,8 @@ struct ProxyCliOptions {
   std::string scaling = "none";
   int predictTo = 0;
   bool extrapolate = false;
+  int predictRanksPerNode = 0;
+  double interNodeUs = 0, interNodeGbps = 0;
   std::string json;
   std::string db = "collbench.db";
   bool noDb = false;
@@ -198,6 +200,18 @@ ProxyOptions toOptions(const ProxyCliOptions& c) {
   }
   o.predictTo = c.predictTo;
   o.extrapolate = c.extrapolate;
+  if (c.predictRanksPerNode != 0 && o.scaling == ScalingKind::kNone) {
+    throw UsageError("--predict-ranks-per-node needs --scaling strong|weak");
+  }
+  o.predictRanksPerNode = c.predictRanksPerNode;
+  if (!(c.interNodeGbps >= 0) || !(c.interNodeUs >= 0)) {
+    throw UsageError("--inter-node-gbps and --inter-node-us must not be negative");
+  }
+  o.interNode.alpha = c.interNodeUs * 1e-6;
+  o.interNode.beta = c.interNodeGbps > 0 ? 1 / (c.interNodeGbps * 1e9) : 0;
+  if ((c.interNodeUs > 0) != (c.interNodeGbps > 0)) {
+    throw UsageError("give both --inter-node-gbps and --inter-node-us");
+  }
   return o;
 }
 
@@ -374,6 +388,12 @@ void setupProxyCommand(CLI::App& app, Action& action) {
                   "Predict DP steps up to N ranks (default 1024, or 64x the world if less)");
   sub->add_flag("--extrapolate", o->extrapolate,
                 "Allow --predict-to beyond 64x the largest measured world (rows marked)");
+  sub->add_option("--predict-ranks-per-node", o->predictRanksPerNode,
+                  "Predict across nodes of this many ranks (needs --inter-node-gbps/-us)");
+  sub->add_option("--inter-node-gbps", o->interNodeGbps,
+                  "Predictions across nodes: inter-node bandwidth per rank, GB/s");
+  sub->add_option("--inter-node-us", o->interNodeUs,
+                  "Predictions across nodes: inter-node latency per message, us");
   sub->add_option("--json", o->json, "Write metrics, calls, timeline and scaling to this file");
   sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
   sub->add_flag("--no-db", o->noDb, "Do not store the run");

@@ -187,7 +187,7 @@ void blame(const std::vector<StageTimeline>& all, int s, int64_t a, int64_t b, i
   for (size_t i = 0; i + 1 < cuts.size(); ++i) {
     const int64_t u = cuts[i], v = cuts[i + 1], mid = u + (v - u) / 2;
     const double dt = static_cast<double>(v - u) * 1e-9;
-    auto covers = [&](const Span& x) { return inside(mid, x.start, x.end); };
+    auto covers = [&](const TimeSpan& x) { return inside(mid, x.start, x.end); };
     if (std::any_of(t.compute.begin(), t.compute.end(), covers)) {
       if (!self) out.bubble += dt;
       continue;

@@ -41,7 +41,7 @@ struct PipePostings {
   static PipePostings decode(const std::string& s);
 };
 
-struct Span {
+struct TimeSpan {
   int64_t start = 0, end = 0;  // steady clock, ns
 };
 
@@ -55,7 +55,7 @@ struct ExchangeSpan {
 
 // What one stage did in its timed steps.
 struct StageTimeline {
-  std::vector<Span> compute, collectives;
+  std::vector<TimeSpan> compute, collectives;
   std::vector<ExchangeSpan> exchanges;
   std::string encode() const;
   static StageTimeline decode(const std::string& s);

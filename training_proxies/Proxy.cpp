@@ -1,6 +1,7 @@
 #include "training_proxies/Proxy.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <tuple>
@@ -121,6 +123,11 @@ Layout resolveLayout(const ProxyOptions& o, int worldSize, int rank) {
   return l;
 }
 
+// The largest world a scaling run predicts: --predict-to, else 1024 or 64x the measured world.
+static int predictLimit(const ProxyOptions& o, int worldSize) {
+  return o.predictTo > 0 ? o.predictTo : std::min(1024, kMaxPredictFactor * worldSize);
+}
+
 void validateProxy(const ProxyOptions& o, int worldSize) {
   Layout l = resolveLayout(o, worldSize, 0);
   const Model& m = o.model;
@@ -157,6 +164,26 @@ void validateProxy(const ProxyOptions& o, int worldSize) {
     throw UsageError("--scaling varies one dimension: use it with dp, tp or pp");
   }
   if (o.predictTo < 0) throw UsageError("--predict-to must not be negative");
+  if (o.predictRanksPerNode < 0) {
+    throw UsageError("--predict-ranks-per-node must not be negative");
+  }
+  if (!std::isfinite(o.interNode.alpha) || !std::isfinite(o.interNode.beta) ||
+      o.interNode.alpha < 0 || o.interNode.beta < 0) {
+    throw UsageError("--inter-node-us and --inter-node-gbps must be finite and positive");
+  }
+  if (o.interNode.known() && o.predictRanksPerNode == 0) {
+    throw UsageError(
+        "--inter-node-us/--inter-node-gbps describe the link between nodes: give "
+        "--predict-ranks-per-node too");
+  }
+  if (o.predictRanksPerNode > 0 && o.scaling != ScalingKind::kNone &&
+      predictLimit(o, worldSize) > o.predictRanksPerNode && !o.interNode.known()) {
+    throw UsageError(fmt::format(
+        "predicting across nodes of {} ranks needs the inter-node link, which one host cannot "
+        "measure: give --inter-node-gbps (per rank, e.g. 25 for one 200 Gb/s NIC per GPU) and "
+        "--inter-node-us (e.g. 5)",
+        o.predictRanksPerNode));
+  }
   if (o.predictTo > kMaxPredictFactor * worldSize && !o.extrapolate) {
     throw UsageError(fmt::format(
         "--predict-to {} is more than {}x the largest measured world ({} ranks): the fit has only "
@@ -1569,10 +1596,13 @@ void addPredictions(const ProxyOptions& o, const std::string& algo, ProxyResult&
       o.dpKind != DpKind::kAllReduce) {
     return;
   }
-  // DP all-reduce steps for 8, 16, ... ranks past the measured ones, up to --predict-to (default:
-  // 1024 or 64x the measured world, whichever is less).
+  // DP all-reduce steps for 8, 16, ... ranks past the measured ones, up to predictLimit. Without
+  // --algo the calls are predicted as a library would run them at that size (the fastest of ring,
+  // tree, hierarchical), with a named hand-written algorithm as that algorithm.
   const double t1 = res.runs.front().n == 1 ? res.runs.front().step : 0;
-  const int limit = o.predictTo > 0 ? o.predictTo : std::min(1024, kMaxPredictFactor * worldSize);
+  const int limit = predictLimit(o, worldSize);
+  const std::string predictAs = o.algo.empty() ? "library" : algo;
+  const int perNode = o.predictRanksPerNode;
   std::vector<int> sizes;
   for (int n = 8; n <= limit; n *= 2) sizes.push_back(n);
   if (o.predictTo > 0 && (sizes.empty() || sizes.back() != limit)) sizes.push_back(limit);
@@ -1590,9 +1620,13 @@ void addPredictions(const ProxyOptions& o, const std::string& algo, ProxyResult&
     auto buckets =
         ddpBuckets(o.model, dataTypeSize(o.gradType), o.bucketCapBytes, o.firstBucketBytes);
     std::vector<double> comm, low, high;
+    std::set<std::string> used;
     for (const auto& b : buckets) {
-      comm.push_back(res.fit.predict(costFeatures(Collective::kAllReduce, o.gradType,
-                                                  b.bytes / dataTypeSize(o.gradType), n, algo)));
+      auto call =
+          predictCall(res.fit, Collective::kAllReduce, o.gradType,
+                      b.bytes / dataTypeSize(o.gradType), n, predictAs, perNode, o.interNode);
+      comm.push_back(call.seconds);
+      used.insert(call.algo);
       low.push_back(comm.back() * (1 + res.fit.relLow));
       high.push_back(comm.back() * (1 + res.fit.relHigh));
     }
@@ -1601,6 +1635,10 @@ void addPredictions(const ProxyOptions& o, const std::string& algo, ProxyResult&
     row.n = n;
     row.predicted = true;
     row.extrapolated = n > kMaxPredictFactor * worldSize;
+    row.model = fmt::format("{}", fmt::join(used, "+"));
+    if (perNode > 0 && perNode < n) {
+      row.model += fmt::format(", {} nodes of {}", (n + perNode - 1) / perNode, perNode);
+    }
     row.stepSeconds = sim.step;
     row.stepLow = simulateDpStep(fwd, bwd, buckets, low, o.overlap).step;
     row.stepHigh = simulateDpStep(fwd, bwd, buckets, high, o.overlap).step;

@@ -87,6 +87,9 @@ struct ProxyOptions {
   // beyond kMaxPredictFactor x the world only with `extrapolate`.
   int predictTo = 0;
   bool extrapolate = false;
+  // Predictions across nodes: ranks per node (0: one node) and the inter-node link.
+  int predictRanksPerNode = 0;
+  InterNodeLink interNode;
 };
 
 struct Layout {

@@ -224,9 +224,10 @@ void printProxyResult(std::FILE* out, const ProxyOptions& o, const ProxyResult& 
       fmt::print(out, "  {:>5} {:>11} {:>21} {:>8.3g}x {:>11}  {}\n", row.n, ms(row.stepSeconds),
                  row.predicted ? fmt::format("{} .. {}", ms(row.stepLow), ms(row.stepHigh)) : "-",
                  row.speedup, percent(row.efficiency),
-                 !row.predicted     ? "measured"
-                 : row.extrapolated ? "PREDICTED, EXTRAPOLATED (--extrapolate)"
-                                    : "PREDICTED");
+                 !row.predicted ? std::string("measured")
+                 : row.extrapolated
+                     ? fmt::format("PREDICTED, EXTRAPOLATED (--extrapolate): {}", row.model)
+                     : fmt::format("PREDICTED: {}", row.model));
     }
     if (r.fit.ok) {
       fmt::print(out,
@@ -358,6 +359,7 @@ std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
                   {"exposed_us", row.exposedSeconds * 1e6},
                   {"speedup", row.speedup},
                   {"efficiency", row.efficiency}});
+    if (row.predicted) sc.back()["model"] = row.model;
   }
   j["scaling"] = sc;
   if (r.fit.ok) {

@@ -42,7 +42,7 @@ std::vector<int> scalingSizes(int worldSize) {
 }
 
 CostFeatures costFeatures(Collective coll, DataType dtype, size_t count, int n,
-                          const std::string& algo, std::string* modelledAs) {
+                          const std::string& algo, std::string* modelledAs, int ranksPerNode) {
   const AlgorithmInfo* pick = nullptr;
   const AlgorithmInfo* ring = nullptr;
   for (const auto& a : algorithms()) {
@@ -51,15 +51,36 @@ CostFeatures costFeatures(Collective coll, DataType dtype, size_t count, int n,
     if (algo == a.name) pick = &a;
   }
   CollArgs args{coll, dtype, RedOp::kSum, 0, count};
+  const bool nodes = ranksPerNode > 0 && ranksPerNode < n;
   AlgoOptions opts;
-  opts.ranksPerNode = n;
+  opts.ranksPerNode = nodes ? ranksPerNode : n;
   if (pick && pick->unsupported && pick->unsupported(n, args, opts)) pick = nullptr;
   if (!pick) pick = ring;
   if (!pick) return {};
   if (modelledAs) *modelledAs = pick->name;
   Schedule s = pick->build(0, n, args, opts);
-  Cost c = rankCost(s, dataTypeSize(dtype));
-  return {c.messages, c.bytes, c.reducedBytes};
+  LinkCost c = rankCostByLink(s, dataTypeSize(dtype),
+                              [&](int peer) { return nodes && peer / ranksPerNode != 0; });
+  return {c.local.messages, c.local.bytes, c.local.reducedBytes, c.remote.messages, c.remote.bytes};
+}
+
+CallPrediction predictCall(const CostFit& fit, Collective coll, DataType dtype, size_t count, int n,
+                           const std::string& algo, int ranksPerNode, const InterNodeLink& link) {
+  const bool handWritten =
+      std::any_of(algorithms().begin(), algorithms().end(),
+                  [&](const auto& a) { return a.coll == coll && algo == a.name; });
+  // Not hierarchical or the direct (one-/two-shot) schedules: their features count one message
+  // per link in parallel, which a node's injection bandwidth does not give.
+  std::vector<std::string> candidates{algo};
+  if (!handWritten) candidates = {"ring", "tree"};
+  CallPrediction best;
+  for (const auto& name : candidates) {
+    std::string used;
+    const double t =
+        fit.predict(costFeatures(coll, dtype, count, n, name, &used, ranksPerNode), link);
+    if (best.algo.empty() || t < best.seconds) best = {t, used};
+  }
+  return best;
 }
 
 namespace {

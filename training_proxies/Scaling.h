@@ -9,8 +9,15 @@
 // hand-written schedule), with alpha, beta, gamma fitted by non-negative least squares on the
 // calls this run measured. A DP step is then replayed in simulateDpStep with the bucket AllReduce
 // times the model predicts for n ranks. Predicted rows are marked `predicted` everywhere.
+//
+// A library variant (mpi, nccl: not hand-written) picks its algorithm by size, so each predicted
+// call takes the faster of ring and binomial tree (latency 2(n-1) against 2 lg n rounds; NCCL's
+// ring and tree). Across nodes (ranks per node G < n, ranks numbered node by node) a round with a
+// peer on another node takes the slower of the fitted link and the inter-node link, whose alpha
+// and beta the user gives: one host's fit knows nothing of the network.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,12 +38,22 @@ std::vector<int> scalingSizes(int worldSize);
 
 struct CostFeatures {
   double messages = 0, bytes = 0, reduced = 0;
+  // Rounds across nodes (ranksPerNode given), apart from the ones above.
+  double remoteMessages = 0, remoteBytes = 0;
 };
 // Critical-path features of `coll` with nccl-tests count `count` on n ranks for the hand-written
 // algorithm `algo` (rank 0's schedule); variants that are not hand-written (mpi, nccl) are
-// modelled as the ring algorithm, and `modelledAs` says so.
+// modelled as the ring algorithm, and `modelledAs` says so. With 0 < ranksPerNode < n, ranks
+// [kG, (k+1)G) share node k and rounds with a peer off rank 0's node count as remote.
 CostFeatures costFeatures(Collective coll, DataType dtype, size_t count, int n,
-                          const std::string& algo, std::string* modelledAs = nullptr);
+                          const std::string& algo, std::string* modelledAs = nullptr,
+                          int ranksPerNode = 0);
+
+// The inter-node link of predictions across nodes (--inter-node-us, --inter-node-gbps).
+struct InterNodeLink {
+  double alpha = 0, beta = 0;  // s per message, s per byte
+  bool known() const { return beta > 0; }
+};
 
 struct CostSample {
   CostFeatures f;
@@ -51,13 +68,27 @@ struct CostFit {
   // largest; a prediction p is given as [p (1 + relLow), p (1 + relHigh)].
   double relLow = 0, relHigh = 0;
   bool ok = false;  // false when fewer than two usable points
-  double predict(const CostFeatures& f) const {
-    return alpha * f.messages + beta * f.bytes + gamma * f.reduced;
+  // A round across nodes takes as long as its slower link: the network's or, where the fitted
+  // links of a node are slower, the node's (taken per call: exact when a call's remote rounds
+  // carry like sizes, as in every schedule here).
+  double predict(const CostFeatures& f, const InterNodeLink& link = {}) const {
+    return alpha * f.messages + beta * f.bytes + gamma * f.reduced +
+           std::max(alpha * f.remoteMessages + beta * f.remoteBytes,
+                    link.alpha * f.remoteMessages + link.beta * f.remoteBytes);
   }
 };
 // Non-negative least squares (every subset of the three terms, the best feasible one), relative
 // residuals so small and large calls weigh alike.
 CostFit fitCost(const std::vector<CostSample>& samples);
+
+// One call at n ranks: the named hand-written algorithm, or for a library variant the faster of
+// ring and tree; `algo` names the one taken.
+struct CallPrediction {
+  double seconds = 0;
+  std::string algo;
+};
+CallPrediction predictCall(const CostFit& fit, Collective coll, DataType dtype, size_t count, int n,
+                           const std::string& algo, int ranksPerNode, const InterNodeLink& link);
 
 struct DpStepSim {
   double step = 0, compute = 0, comm = 0, exposed = 0;
@@ -84,6 +115,7 @@ struct ScalingRow {
   double commSeconds = 0;
   double exposedSeconds = 0;
   double speedup = 0, efficiency = 0;
+  std::string model;  // predicted: the algorithms the calls took ("tree+ring"), and the nodes
 };
 
 }  // namespace cb::proxy

@@ -8,12 +8,21 @@
 namespace cb {
 
 Cost rankCost(const Schedule& s, size_t elementSize) {
-  Cost c;
+  return rankCostByLink(s, elementSize, [](int) { return false; }).local;
+}
+
+LinkCost rankCostByLink(const Schedule& s, size_t elementSize,
+                        const std::function<bool(int peer)>& remote) {
+  LinkCost out;
   for (const auto& phase : s.phases) {
     size_t largest = 0;
     size_t reduced = 0;
-    bool comm = false;
+    bool comm = false, far = false;
     for (const auto& st : phase.steps) {
+      if (st.kind == StepKind::kSend || st.kind == StepKind::kRecv ||
+          st.kind == StepKind::kRecvReduce) {
+        far = far || remote(st.peer);
+      }
       switch (st.kind) {
         case StepKind::kSend:
           comm = true;
@@ -32,11 +41,12 @@ Cost rankCost(const Schedule& s, size_t elementSize) {
         default: break;
       }
     }
+    Cost& c = far ? out.remote : out.local;
     if (comm) c.messages += 1;
     c.bytes += static_cast<double>(largest * elementSize);
-    c.reducedBytes += static_cast<double>(reduced * elementSize);
+    out.local.reducedBytes += static_cast<double>(reduced * elementSize);
   }
-  return c;
+  return out;
 }
 
 namespace {

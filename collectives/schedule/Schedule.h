@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,14 @@ inline size_t chunkSize(size_t count, size_t parts, size_t i) {
 
 // Cost of one rank's schedule (element size in bytes); the critical path is the max over ranks.
 Cost rankCost(const Schedule& s, size_t elementSize);
+// The same cost split by link: a round with a message to or from a peer for which `remote` is
+// true (another node) counts in `remote`, every other round in `local`; the slowest link of a
+// round decides its time. Reductions count in `local` (they run on the rank, not on a link).
+struct LinkCost {
+  Cost local, remote;
+};
+LinkCost rankCostByLink(const Schedule& s, size_t elementSize,
+                        const std::function<bool(int peer)>& remote);
 // Throws InternalError if a step reads or writes outside its buffer.
 void validateBounds(const Schedule& s, int rank);
 

@@ -55,6 +55,16 @@ expect 2 "$cb" proxy dp --np 2 --layers 1 --scaling weak --predict-to 1024 --db 
 one_line "--predict-to 1024 is more than 64x the largest measured world (2 ranks)"
 expect 2 "$cb" proxy dp --np 2 --layers 1 --predict-to 64 --db "$bad"
 one_line "--predict-to and --extrapolate need --scaling"
+expect 2 "$cb" proxy dp --np 2 --layers 1 --scaling weak --predict-ranks-per-node 8 --db "$bad"
+one_line "predicting across nodes of 8 ranks needs the inter-node link"
+expect 2 "$cb" proxy dp --np 2 --layers 1 --scaling weak --inter-node-gbps 25 --inter-node-us 5 \
+  --db "$bad"
+one_line "give --predict-ranks-per-node too"
+expect 2 "$cb" proxy dp --np 2 --layers 1 --scaling weak --predict-ranks-per-node 8 \
+  --inter-node-gbps 25 --db "$bad"
+one_line "give both --inter-node-gbps and --inter-node-us"
+expect 2 "$cb" proxy dp --np 2 --layers 1 --predict-ranks-per-node 8 --db "$bad"
+one_line "--predict-ranks-per-node needs --scaling"
 if [ -e "$bad" ]; then
   n=$(sqlite3 "$bad" "SELECT COUNT(*) FROM runs WHERE status = 'ok'" 2>/dev/null || echo 0)
   [ "$n" = 0 ] || fail "bad arguments stored $n runs"
@@ -159,6 +169,12 @@ for n in 8 256; do
 done
 grep -qE "^ +512 " <<<"$out" && fail "predicted past 64 x the measured world: $out"
 has "$out" "# PREDICTED rows: cost model alpha"
+# Across nodes of 8 with the network given: rows past 8 ranks name their nodes.
+expect 0 "$cb" proxy dp --np 2 --model resnet50 --steps 2 -w 1 --scaling weak \
+  --predict-to 64 --predict-ranks-per-node 8 --inter-node-gbps 25 --inter-node-us 5 --no-db
+grep -qE "^ +8 .*PREDICTED: (ring|tree)$" <<<"$out" || fail "no one-node row for 8: $out"
+grep -qE "^ +64 .*PREDICTED: (ring|tree|ring\+tree), 8 nodes of 8$" <<<"$out" ||
+  fail "no 8-node row for 64: $out"
 
 # ---- stored: runs, show, gate, report ----
 expect 0 "$cb" runs --db "$db"

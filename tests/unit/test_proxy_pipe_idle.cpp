@@ -12,7 +12,7 @@ namespace {
 
 constexpr int64_t kMs = 1'000'000;  // ns
 
-Span ms(int64_t a, int64_t b) { return {a * kMs, b * kMs}; }
+TimeSpan ms(int64_t a, int64_t b) { return {a * kMs, b * kMs}; }
 ExchangeSpan exchange(int step, int64_t start, int64_t ready, int64_t end, int on) {
   return {step, start * kMs, ready * kMs, end * kMs, on};
 }

@@ -242,6 +242,55 @@ TEST(ProxyScaling, FitRecoversAlphaBeta) {
   EXPECT_FALSE(fitCost({}).ok);
 }
 
+TEST(ProxyScaling, RoundsAcrossNodesAreCountedApart) {
+  // 16 ranks, 8 per node, 1 Mi floats (4 MiB). Ring: rank 0 receives from rank 15 (node 1) in each
+  // of its 2(n-1) = 30 rounds, so all 30 cross; a round carries S/n = 256 KiB; 15 reductions.
+  const size_t count = 1u << 20, S = count * 4;
+  CostFeatures flat = costFeatures(Collective::kAllReduce, DataType::kFloat, count, 16, "ring");
+  EXPECT_EQ(flat.messages, 30);
+  EXPECT_EQ(flat.remoteMessages, 0);
+  CostFeatures ring =
+      costFeatures(Collective::kAllReduce, DataType::kFloat, count, 16, "ring", nullptr, 8);
+  EXPECT_EQ(ring.messages, 0);
+  EXPECT_EQ(ring.remoteMessages, 30);
+  EXPECT_EQ(ring.remoteBytes, 30.0 * S / 16);
+  EXPECT_EQ(ring.reduced, 15.0 * S / 16);
+  // Binomial tree: ceil(lg 16) = 4 rounds up, 4 down, whole buffer each; rank 0's partner on the
+  // other node (rank 8) in one round of each: 2 cross, 6 stay.
+  CostFeatures tree =
+      costFeatures(Collective::kAllReduce, DataType::kFloat, count, 16, "tree", nullptr, 8);
+  EXPECT_EQ(tree.remoteMessages, 2);
+  EXPECT_EQ(tree.messages, 6);
+  EXPECT_EQ(tree.remoteBytes, 2.0 * S);
+  EXPECT_EQ(tree.bytes, 6.0 * S);
+  // A crossing round takes the slower link: a network faster than the node's fitted links
+  // changes nothing, a slower one costs its beta.
+  CostFit fit;
+  fit.beta = 1e-9;
+  fit.ok = true;
+  EXPECT_DOUBLE_EQ(fit.predict(ring, {0, 0.1e-9}), fit.predict(flat));
+  EXPECT_DOUBLE_EQ(fit.predict(ring, {2e-6, 10e-9}), 30 * 2e-6 + 10e-9 * 30.0 * S / 16);
+}
+
+TEST(ProxyScaling, LibraryVariantsTakeTheFasterOfRingAndTree) {
+  CostFit fit;
+  fit.alpha = 10e-6;
+  fit.beta = 1e-9;
+  fit.ok = true;
+  // 1024 ranks: a 1 KiB call is latency: tree's 2 x 10 rounds against ring's 2046.
+  auto small = predictCall(fit, Collective::kAllReduce, DataType::kFloat, 256, 1024, "nccl", 0, {});
+  EXPECT_EQ(small.algo, "tree");
+  EXPECT_NEAR(small.seconds, 20 * (10e-6 + 1e-9 * 1024), 1e-9);
+  // 64 MiB: bandwidth, the ring's 2(n-1)/n S against the tree's 2 lg n S.
+  auto large =
+      predictCall(fit, Collective::kAllReduce, DataType::kFloat, 1u << 24, 1024, "mpi", 0, {});
+  EXPECT_EQ(large.algo, "ring");
+  // A hand-written algorithm named by the user is predicted as itself.
+  auto named = predictCall(fit, Collective::kAllReduce, DataType::kFloat, 256, 1024, "ring", 0, {});
+  EXPECT_EQ(named.algo, "ring");
+  EXPECT_GT(named.seconds, small.seconds * 50);
+}
+
 TEST(ProxyScaling, DpStepOverlapHidesCommunication) {
   // Two layers, backward 2 each; bucket 0 (layer 1) ready at fwd + 2, bucket 1 at fwd + 4.
   std::vector<Bucket> b(2);
