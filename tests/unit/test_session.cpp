@@ -22,6 +22,9 @@ class Lifecycle : public ::testing::Test {
     o_.label = "lifecycle";
     o_.world.np = 2;
   }
+  // The interrupt flag is process-wide: a test that raises it must not stop every test after it
+  // when the whole binary runs as one process.
+  void TearDown() override { requestInterrupt(0); }
   // The statuses of the runs stored, newest first.
   std::vector<std::string> statuses() {
     std::vector<std::string> out;
