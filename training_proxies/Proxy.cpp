@@ -1155,6 +1155,7 @@ void RankProxy::execute(RankOutcome& out, bool record) {
     stepsIv.emplace_back(t0, t1);
   else
     stepsIv.back().second = t1;
+  std::vector<bool> logged(ops_.size());  // an exchange on a step boundary joins the first step
   for (const auto& [s, e] : stepsIv) {
     double compute = 0, comm = 0, exposed = 0, transfer = 0, bubble = 0;
     for (const auto& b : busy) {
@@ -1177,9 +1178,12 @@ void RankProxy::execute(RankOutcome& out, bool record) {
         transfer += x;
         exposed += x;
         bubble += idle - x;
-        timeline_.exchanges.push_back(
-            {static_cast<int>(out.step.size()), ns(timing[i].start), 0, ns(timing[i].end), -1});
-        exchangeMessages_.push_back(messages[i]);
+        if (!logged[i]) {
+          logged[i] = true;
+          timeline_.exchanges.push_back(
+              {static_cast<int>(out.step.size()), ns(timing[i].start), 0, ns(timing[i].end), -1});
+          exchangeMessages_.push_back(messages[i]);
+        }
       } else {
         exposed += idle;
       }
