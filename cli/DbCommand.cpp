@@ -24,7 +24,6 @@ struct DbArgs {
 
 int doCheck(const DbArgs& a) {
   Store store = Store::open(a.db, false);
-  store.reapDeadRuns();  // a run whose process is gone is counted as interrupted, not running
   DbCheckReport r = store.check();
   std::vector<std::string> statuses;
   for (const auto& [status, n] : r.runsByStatus)
@@ -54,7 +53,6 @@ int doPrune(const DbArgs& a) {
   if (!a.label.empty()) o.label = a.label;
   o.dryRun = a.dryRun;
   Store store = Store::open(a.db, false);
-  store.reapDeadRuns();
   PruneReport r = store.prune(o);
   if (r.runIds.empty()) {
     fmt::print("nothing to prune in '{}'\n", a.db);

@@ -471,7 +471,6 @@ int doExport(const ExportArgs& a) {
   const bool toFile = !a.output.empty() && a.output != "-";
   if (toFile) checkOutputPath(a.output, "-o");
   Store store = Store::open(a.db, false);
-  store.reapDeadRuns();
   if (tool) {
     const std::string text = toolText(a, store);
     if (a.listenPort >= 0) return serveMetricsOnce(text, a.listenPort, a.listenTimeout);

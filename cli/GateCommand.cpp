@@ -67,7 +67,6 @@ constexpr const char* kRule =
 int doCalibrate(const GateArgs& a) {
   CompareOptions options = toCompareOptions(a.flags);
   Store store = Store::open(a.flags.db, false);
-  store.reapDeadRuns();
   std::string name;
   RunSet runs = loadSide(store, a.baseline, name);
   Calibration cal = calibrate(runs, options, options.threshold);
@@ -126,7 +125,6 @@ int doGate(const GateArgs& a) {
   CompareOptions options = toCompareOptions(a.flags);
   if (!a.output.empty()) checkOutputPath(a.output, "--output");
   Store store = Store::open(a.flags.db, false);
-  store.reapDeadRuns();
   LoadedRuns runs = loadRuns(store, a.baseline, a.candidate, true);
   Comparison c = compareRuns(runs.base, runs.cand, options);
 

@@ -94,7 +94,6 @@ int doHistory(const HistoryArgs& a) {
   filter.limit = a.limit;
 
   Store store = Store::open(a.db, false);
-  store.reapDeadRuns();
   // A collective or variant the database has never stored is a typo, not an empty history.
   for (const CasePattern& p : patterns) {
     checkStored(store, "collective", p.collective);

@@ -77,7 +77,6 @@ int doReport(const ReportOptions& o) {
 
   checkOutputPath(o.output, "-o");
   Store store = Store::open(o.db, false);
-  store.reapDeadRuns();
   HtmlReportInput input;
   input.title = o.title;
   input.generator = std::string("collbench ") + COLLBENCH_VERSION;

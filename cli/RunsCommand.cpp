@@ -46,7 +46,6 @@ int doRuns(const RunsOptions& o) {
   if (filter.limit < 0) throw UsageError(fmt::format("--limit {} is negative", filter.limit));
 
   Store store = Store::open(o.db, false);
-  store.reapDeadRuns();
   std::vector<RunRecord> runs = store.listRuns(filter);
   if (runs.empty()) {
     fmt::print("no runs{} in '{}'\n",

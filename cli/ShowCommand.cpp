@@ -205,7 +205,6 @@ int doShow(const ShowOptions& o) {
     throw UsageError(fmt::format("--format '{}' is not one of collbench, nccl-tests", o.format));
   }
   Store store = Store::open(o.db, false);
-  store.reapDeadRuns();
   int64_t id = resolveRun(store, o.run, o.db);
   std::optional<RunRecord> run = store.findRun(id);
   if (!run) throw UsageError(fmt::format("no run {} in '{}'", id, o.db));

@@ -625,7 +625,14 @@ Store Store::open(const std::string& path, bool create) {
     }
     throw DatabaseError(fmt::format("cannot open database '{}': {}", path, e.detail()));
   }
-  return Store(db.release(), path);
+  // Every open reaps: a run whose process is gone reads `interrupted`, whichever command looks.
+  Store store(db.release(), path);
+  try {
+    store.reapDeadRuns();
+  } catch (const SqliteError& e) {
+    throw DatabaseError(fmt::format("cannot open database '{}': {}", path, e.detail()));
+  }
+  return store;
 }
 
 Store::Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}

@@ -91,6 +91,7 @@ class Store {
   void setRunDetail(int64_t runId, const std::string& kind, const std::string& json);
   std::optional<std::string> runDetail(int64_t runId, const std::string& kind) const;
   // Runs left "running" by a process that is gone (same host, pid dead) become "interrupted".
+  // `open` does it; callers need not.
   void reapDeadRuns();
 
   std::vector<RunRecord> listRuns(const RunFilter& filter = {}) const;  // newest first

@@ -99,7 +99,6 @@ void RunSession::beginRun() {
   if (root() && !o_.dbPath.empty()) {
     try {
       store_.emplace(Store::open(o_.dbPath));
-      store_->reapDeadRuns();
       runId_ = store_->beginRun(record_);
       if (slurm_) store_->setRunDetail(runId_, "slurm", slurm_->toJson());
     } catch (const Error& e) {
