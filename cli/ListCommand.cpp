@@ -50,11 +50,13 @@ int doList(const ListOptions& o) {
         if (why) lines.push_back(fmt::format("  {:<32} why not here: {}", "", *why));
       }
     }
-    lines.push_back("transports (hand-written algorithms):");
-    for (const auto& t : transportNames()) {
-      auto why = team.transportUnsupported(t);
-      lines.push_back(fmt::format("  {:<14} {}{}", t, why ? "unusable: " + *why : "usable",
-                                  t == team.defaultTransport() ? " (default here)" : ""));
+    lines.push_back("transports (hand-written algorithms; mpi-native: p2p only):");
+    for (const auto& t : transports()) {
+      const std::string name(t.name);
+      auto why = team.transportUnsupported(name);
+      lines.push_back(fmt::format("  {:<14} {}{}  {}", name, why ? "unusable: " + *why : "usable",
+                                  name == team.defaultTransport() ? " (default here)" : "",
+                                  t.description));
     }
     if (comm.rank() != 0) return;
     fmt::print(

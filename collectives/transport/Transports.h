@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,19 @@ struct TransportOptions {
 };
 
 inline constexpr std::string_view kMpiNativeTransport = "mpi-native";
+
+// One row per transport: adding one is its file and a row in the table (Transports.cpp).
+struct TransportInfo {
+  std::string_view name;
+  std::string_view description;
+  bool collectives;  // carries the hand-written algorithms' schedules; false: point-to-point only
+  // Why it can't be used in a world of this kind on these hosts (nullopt: it can).
+  std::optional<std::string> (*unsupported)(std::string_view name, WorldKind kind,
+                                            const HostMap& hosts);
+  // Collective: sets it up over comm; null for a transport with no host side ("cuda").
+  std::unique_ptr<Transport> (*make)(Communicator& comm, const TransportOptions& o);
+};
+std::span<const TransportInfo> transports();
 
 // The transports of the hand-written algorithms (--transport of `run`; "cuda" in a GPU build:
 // the CUDA executor, no host side).
