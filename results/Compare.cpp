@@ -796,6 +796,13 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
     if (enough && !data.empty()) runTest(out.wholeRun, b, c, alphaWhole, o, e);
     decide(out.wholeRun, o.threshold, alphaWhole);
   }
+  // The runs' levels in two modes: every value net of its run's level is net of a mode, so the
+  // confined tests cannot speak either.
+  auto levelModes = [&](LevelTest& t) {
+    if (!out.wholeRun.modal || !t.tested || t.modal) return;
+    t.modal = true;
+    t.modeGapPct = out.wholeRun.modeGapPct;
+  };
 
   // Cases: values, spread and the confined test.
   std::vector<LevelTest*> family;
@@ -855,6 +862,7 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
           }
         }
       }
+      levelModes(c.confined);
       family.push_back(&c.confined);
     } else {
       Undisturbed net = setAsideDisturbed(d.baseNet, d.candNet);
@@ -892,6 +900,7 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
         }
       }
       runTest(s.confined, b, c, alphaOneConfined, o, e);
+      levelModes(s.confined);
       // Most of its cases switching modes (seen here or by a calibration): so does the series.
       int modal = 0;
       double gap = 0;
@@ -978,16 +987,21 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
       c.verdict = Verdict::kInconclusive;
       // Its own values may sit in one mode while its run's level moves with the cases that
       // switch (a run's level is a median over its cases): then say that, not "X and X GB/s".
-      const bool ownModes = std::abs(std::log(c.modeA / c.modeB)) >= std::log1p(o.threshold);
-      c.note = ownModes ? fmt::format(
-                              "this case has two modes ({} and {} {}); pin ranks with --bind or "
-                              "interleave runs",
-                              modeText(c.modeA), modeText(c.modeB), metricUnit(o.metric))
-                        : fmt::format(
-                              "net of its run this case has two modes ({:.0f}% apart: other "
-                              "cases of its runs switch modes); pin ranks with --bind or "
-                              "interleave runs",
-                              c.confined.modeGapPct);
+      const bool ownModes = c.modeA > 0 && c.modeB > 0 &&
+                            std::abs(std::log(c.modeA / c.modeB)) >= std::log1p(o.threshold);
+      constexpr const char* kAdvice = "pin ranks with --bind or interleave runs";
+      if (ownModes) {
+        c.note = fmt::format("this case has two modes ({} and {} {}); {}", modeText(c.modeA),
+                             modeText(c.modeB), metricUnit(o.metric), kAdvice);
+      } else if (out.wholeRun.modal) {
+        c.note = fmt::format("the whole runs have two modes ({:.0f}% apart); {}",
+                             out.wholeRun.modeGapPct, kAdvice);
+      } else {
+        c.note = fmt::format(
+            "net of its run this case has two modes ({:.0f}% apart: other cases of its runs "
+            "switch modes); {}",
+            c.confined.modeGapPct, kAdvice);
+      }
       continue;
     }
     if ((c.flaggedBy = flaggedBy(Verdict::kRegression, c.worsePct, c.confined.worsePct)) !=
