@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "cli/Command.h"
 #include "cli/ComparisonReport.h"
@@ -104,7 +105,9 @@ constexpr const char* kRule =
     "     runs per side are judged against the machine's known noise. A test whose values fall\n"
     "     in two modes (a build seen in both) is inconclusive unless both sides sit in one mode:\n"
     "     'this case has two modes (X and Y GB/s)'. A case flagged through its series or the\n"
-    "     whole run says so beside its own p.\n"
+    "     whole run says so beside its own p. When the runs' levels have two modes, the tests\n"
+    "     net of them are inconclusive too. A point whose run value is over 4x its fastest\n"
+    "     iteration waited for a CPU and is left out.\n"
     "  6. Fewer than 4 runs in all decide nothing (inconclusive); imported logs without\n"
     "     samples are then compared on the threshold alone, labelled so. A case that fails in\n"
     "     the candidate only, or a failed candidate run, always regresses. Baselines must have\n"
@@ -176,7 +179,7 @@ int doCalibrate(const GateArgs& a) {
   int64_t newest = 0;
   std::string newestAt;
   for (const RunRecord& r : runs.runs) {
-    if (r.startedAt >= newestAt) {
+    if (std::tie(r.startedAt, r.id) > std::tie(newestAt, newest)) {
       newestAt = r.startedAt;
       newest = r.id;
     }
