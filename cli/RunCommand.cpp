@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -135,7 +136,7 @@ SweepOptions toSweep(const RunOptions& o) {
     try {
       size_t used = 0;
       value = std::stod(amount, &used);
-      if (used != amount.size()) throw std::invalid_argument("trailing text");
+      if (used != amount.size() || std::isnan(value)) throw std::invalid_argument("not a number");
     } catch (const std::exception&) {
       throw UsageError(
           fmt::format("--inject-delay '{}' is not US[:VARIANT[:SIZE]] or PCT%[:VARIANT[:SIZE]]",
