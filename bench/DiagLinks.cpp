@@ -532,7 +532,21 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
   std::vector<std::vector<LinkPair>> all = rounds;
   for (int rep = 1; rep < res.repeats; ++rep) all.insert(all.end(), rounds.begin(), rounds.end());
   if (!o.quick) all = relabelledSchedules(rounds, n, res.repeats);
-  res.links = mergeRepeats(prober.run(all, windows), res.repeats);
+  std::vector<LinkSample> measuredLinks = prober.run(all, windows);
+  if (res.repeats >= 3 && !o.quick) {
+    // Each link's figure in every schedule, per metric: do the repeats agree?
+    for (bool bandwidth : {true, false}) {
+      std::map<std::pair<int, int>, std::vector<double>> byLink;
+      for (const LinkSample& l : measuredLinks) {
+        byLink[{l.pair.a, l.pair.b}].push_back(bandwidth ? l.bandwidthGBs : l.latencyUs);
+      }
+      std::vector<std::vector<double>> repeats;
+      for (auto& [pair, values] : byLink) repeats.push_back(std::move(values));
+      RepeatAgreement a = repeatAgreement(repeats, o.suspect.gap);
+      if (a.spreadPct > res.agreement.spreadPct) res.agreement = a;
+    }
+  }
+  res.links = mergeRepeats(std::move(measuredLinks), res.repeats);
   res.matrixSeconds = nowSeconds() - t0;
 
   // Judge, re-measure the new candidates alone, drop what confirmation does not uphold; a named

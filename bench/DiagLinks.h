@@ -82,6 +82,8 @@ struct DiagLinksResult {
   // dropped from `bandwidth`/`latency` copies here.
   LinkVerdict finalBandwidth, finalLatency;
   double confirmSeconds = 0;
+  // Whether the schedules agreed (both metrics; the worse one): with --schedules 3 or more.
+  RepeatAgreement agreement;
   bool healthy() const { return finalBandwidth.healthy() && finalLatency.healthy(); }
 };
 

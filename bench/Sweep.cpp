@@ -485,7 +485,7 @@ class Engine {
     };
     uploadInput(args, comm_.rank(), n, 1, upload(buf.sendStore, buf.sendOffset));
 
-    const bool injected = o_.injectDelayUs > 0 &&
+    const bool injected = (o_.injectDelayUs > 0 || o_.injectDelayFraction > 0) &&
                           (o_.injectDelayVariant.empty() || o_.injectDelayVariant == v.name ||
                            o_.injectDelayVariant == pr.variant) &&
                           (o_.injectDelaySize == 0 || o_.injectDelaySize == pr.bytes);
@@ -498,6 +498,7 @@ class Engine {
         injected ? o_.injectDelayUs * 1e-6 : 0.0,
         variantOptions_.gpu.blockingWait == 1,
         o_.timing == TimingMode::kNcclTests ? batchShift(buf, args, n) : BatchShift{}};
+    if (injected) target.injectScale = 1 + o_.injectDelayFraction;
 
     int iters = o_.iterations;
     if (o_.timeBudgetSeconds > 0) {

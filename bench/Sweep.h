@@ -66,6 +66,8 @@ struct SweepOptions {
   double injectDelayUs = 0;
   std::string injectDelayVariant;
   uint64_t injectDelaySize = 0;  // 0 = every size
+  // Or a share of each call's own time (--inject-delay 30%): a slowdown of every size alike.
+  double injectDelayFraction = 0;
 };
 
 std::vector<uint64_t> sweepSizes(const SweepOptions& o);

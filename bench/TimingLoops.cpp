@@ -45,14 +45,14 @@ inline double timedCall(const TimedTarget& t) {
   Deadline d = Deadline::after(t.timeoutSeconds);
   double t0 = nowSeconds();
   t.call.run(t.send, t.recv, d);
-  return nowSeconds() - t0 + t.injectDelaySeconds;
+  return (nowSeconds() - t0) * t.injectScale + t.injectDelaySeconds;
 }
 
 std::vector<double> perCall(const TimedTarget& t, int warmup, int iterations) {
   auto one = [&] {
     t.comm.barrier(Deadline::after(t.timeoutSeconds));
     double host = timedCall(t);
-    if (auto dev = t.call.lastDeviceSeconds()) return *dev + t.injectDelaySeconds;
+    if (auto dev = t.call.lastDeviceSeconds()) return *dev * t.injectScale + t.injectDelaySeconds;
     return host;
   };
   for (int i = 0; i < warmup; ++i) one();
@@ -171,8 +171,8 @@ std::vector<double> ncclTests(const TimedTarget& t, int warmup, int iterations) 
   } else {
     perCall = t.call.runBatch(t.send, t.recv, iterations, t.shift, d);
   }
-  double host = (nowSeconds() - t0) / iterations + t.injectDelaySeconds;
-  return {perCall ? *perCall + t.injectDelaySeconds : host};
+  double host = (nowSeconds() - t0) / iterations * t.injectScale + t.injectDelaySeconds;
+  return {perCall ? *perCall * t.injectScale + t.injectDelaySeconds : host};
 }
 
 }  // namespace

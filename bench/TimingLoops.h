@@ -57,6 +57,7 @@ struct TimedTarget {
   double injectDelaySeconds;     // added to every timed call (test hook; 0: none)
   bool barrierEachCall = false;  // nccl-tests -z 1: wait and barrier after each call of a batch
   BatchShift shift;              // nccl-tests: call i of a batch on send/recv + shift.at(i)
+  double injectScale = 1;        // every timed call's time multiplied by this (test hook)
 };
 
 // Runs `warmup` untimed calls and `iterations` timed calls the mode's way and returns this rank's

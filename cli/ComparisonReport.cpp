@@ -293,8 +293,12 @@ std::string levelLine(const LevelTest& t, const Comparison& c) {
                         t.setAsideBase, t.setAsideCand)
       : t.twoGroups ? " (the runs fall in two groups on both sides: none set aside)"
                     : "";
-  return fmt::format("change {:+.1f}%, p {:.2g}, detectable change {:.1f}%{}{}: {}", t.changePct,
-                     t.adjustedP, t.mdcPct, aside, need,
+  std::string modes =
+      t.modal ? fmt::format("; two modes {:.0f}% apart: pin ranks with --bind or interleave runs",
+                            t.modeGapPct)
+              : "";
+  return fmt::format("change {:+.1f}%, p {:.2g}, detectable change {:.1f}%{}{}{}: {}", t.changePct,
+                     t.adjustedP, t.mdcPct, aside, need, modes,
                      t.verdict == Verdict::kRegression ? "REGRESSION" : verdictName(t.verdict));
 }
 
@@ -346,7 +350,9 @@ std::string summaryLine(const Comparison& c) {
       return fmt::format("REGRESSION: {}", fmt::join(parts, "; "));
     }
     case GateOutcome::kInconclusive: {
-      std::string why = !c.tooFewNote.empty() ? c.tooFewNote : needText(c);
+      std::string why = !c.tooFewNote.empty()  ? c.tooFewNote
+                        : !c.modesNote.empty() ? c.modesNote
+                                               : needText(c);
       if (c.runsNeeded == 0 && c.tooFewNote.empty() && n.notComparable > 0) {
         why = fmt::format("{} case(s) not comparable", n.notComparable);
       }
@@ -392,6 +398,18 @@ std::string renderText(const Comparison& c, const LoadedRuns& runs, bool allCase
   for (const std::string& w : runs.warnings) out += fmt::format("# warning: {}\n", w);
   if (!c.environmentNote.empty()) out += fmt::format("# note: {}\n", c.environmentNote);
   if (!c.tooFewNote.empty()) out += fmt::format("# note: {}\n", c.tooFewNote);
+  if (c.descheduledPoints > 0) {
+    out += fmt::format(
+        "# note: {} point(s) left out: most of their iterations waited for a CPU (the run value "
+        "over {}x the fastest iteration)\n",
+        c.descheduledPoints, kDescheduledRatio);
+  }
+  if (c.historyRuns > 0) {
+    out += fmt::format(
+        "# history: {} stored run(s) of this environment add their spread within each label to "
+        "the noise (--lookback)\n",
+        c.historyRuns);
+  }
   out += fmt::format("# whole run: {}\n", levelLine(c.wholeRun, c));
   using A = TextTable::Align;
   const std::string unit(metricUnit(c.options.metric));
@@ -549,7 +567,20 @@ nlohmann::json levelJson(const LevelTest& t) {
           {"mdc_pct", numberOrNull(t.tested, t.mdcPct)},
           {"runs_needed", t.runsNeeded},
           {"set_aside", {{"baseline", t.setAsideBase}, {"candidate", t.setAsideCand}}},
+          {"history_df", t.historyDf},
+          {"two_modes", t.modal},
+          {"mode_gap_pct", numberOrNull(t.modal, t.modeGapPct)},
           {"verdict", verdictName(t.verdict)}};
+}
+
+std::string_view flaggedByName(CaseComparison::FlaggedBy by) {
+  switch (by) {
+    case CaseComparison::FlaggedBy::kOwn: return "case";
+    case CaseComparison::FlaggedBy::kSeries: return "series";
+    case CaseComparison::FlaggedBy::kWholeRun: return "whole_run";
+    case CaseComparison::FlaggedBy::kNone: break;
+  }
+  return "none";
 }
 
 }  // namespace
@@ -573,6 +604,9 @@ std::string renderJson(const Comparison& c, const LoadedRuns& runs) {
   j["runs_needed"] = c.runsNeeded;
   j["threshold_only"] = c.thresholdOnly;
   j["environment_note"] = c.environmentNote;
+  j["history_runs"] = c.historyRuns;
+  j["descheduled_points"] = c.descheduledPoints;
+  j["modes_note"] = c.modesNote;
   j["whole_run"] = levelJson(c.wholeRun);
   j["counts"] = {{"cases", n.cases},
                  {"same", n.same},
@@ -594,26 +628,29 @@ std::string renderJson(const Comparison& c, const LoadedRuns& runs) {
   nlohmann::json cases = nlohmann::json::array();
   for (const CaseComparison& cc : c.cases) {
     bool values = hasValues(cc);
-    cases.push_back({{"case", cc.key.toString()},
-                     {"collective", cc.key.collective},
-                     {"variant", cc.key.variant},
-                     {"dtype", cc.key.dtype},
-                     {"op", cc.key.op},
-                     {"size_bytes", cc.key.sizeBytes},
-                     {"placement", cc.key.placement},
-                     {"nranks", cc.key.nranks},
-                     {"root", cc.key.root},
-                     {"verdict", verdictName(cc.verdict)},
-                     {"failed", cc.failed},
-                     {"threshold_only", cc.thresholdOnly},
-                     {"note", cc.note},
-                     {"base_runs", cc.baseRuns},
-                     {"cand_runs", cc.candRuns},
-                     {"base", numberOrNull(values, cc.baseValue)},
-                     {"cand", numberOrNull(values, cc.candValue)},
-                     {"change_pct", numberOrNull(values, cc.changePct)},
-                     {"noise_pct", numberOrNull(cc.noisePct > 0, cc.noisePct)},
-                     {"confined", levelJson(cc.confined)}});
+    cases.push_back(
+        {{"case", cc.key.toString()},
+         {"collective", cc.key.collective},
+         {"variant", cc.key.variant},
+         {"dtype", cc.key.dtype},
+         {"op", cc.key.op},
+         {"size_bytes", cc.key.sizeBytes},
+         {"placement", cc.key.placement},
+         {"nranks", cc.key.nranks},
+         {"root", cc.key.root},
+         {"verdict", verdictName(cc.verdict)},
+         {"failed", cc.failed},
+         {"threshold_only", cc.thresholdOnly},
+         {"note", cc.note},
+         {"base_runs", cc.baseRuns},
+         {"cand_runs", cc.candRuns},
+         {"base", numberOrNull(values, cc.baseValue)},
+         {"cand", numberOrNull(values, cc.candValue)},
+         {"change_pct", numberOrNull(values, cc.changePct)},
+         {"noise_pct", numberOrNull(cc.noisePct > 0, cc.noisePct)},
+         {"flagged_by", flaggedByName(cc.flaggedBy)},
+         {"modes", cc.modeA > 0 ? nlohmann::json{cc.modeA, cc.modeB} : nlohmann::json(nullptr)},
+         {"confined", levelJson(cc.confined)}});
   }
   j["cases"] = cases;
   nlohmann::json onlyBase = nlohmann::json::array(), onlyCand = nlohmann::json::array();

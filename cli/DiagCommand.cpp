@@ -2,7 +2,7 @@
 // say so. The measurement lives in bench/ (DiagLinks, DiagRanks), the verdict rule in
 // core/Diagnosis.h, the text/CSV/JSON/HTML forms in results/DiagReport; this file parses, runs
 // the world, prints and stores. Exit codes fit scripts: 0 healthy, 1 suspects, 2 usage or
-// environment.
+// environment, 3 too noisy to judge (diag links: its schedules disagreed).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -32,6 +32,8 @@
 
 namespace cb::cli {
 namespace {
+
+constexpr int kExitTooNoisy = 3;
 
 using json = nlohmann::ordered_json;
 
@@ -214,7 +216,14 @@ void printAndStoreLinks(std::FILE* out, const DiagLinksResult& res, const LinkGr
                  cf.pair.a, cf.pair.b, cf.metric, cf.matrixRelative, cf.aloneRelative);
     }
   }
-  if (res.healthy()) {
+  if (res.healthy() && res.agreement.tooNoisy) {
+    // No suspect, but the schedules disagreed too much for that to mean "healthy".
+    fmt::print(out,
+               "too noisy to judge: a link's figure moved {:.1f}% between the {} schedules "
+               "(median link), too much to tell a link {:g}% slow; rerun on a quieter machine or "
+               "with more --schedules\n",
+               res.agreement.spreadPct, res.agreement.repeats, 100 * res.agreement.gap);
+  } else if (res.healthy()) {
     fmt::print(out, "healthy: {} links of {} ranks, no suspect link or rank\n", res.links.size(),
                res.ranks);
     for (const std::string& note : res.finalBandwidth.notes) fmt::print(out, "# note: {}\n", note);
@@ -267,7 +276,7 @@ int doLinks(const LinksCli& c) {
   const std::vector<InjectSpec> specs = parseInjects(c.live.inject);
   checkWritable(c.live.jsonPath, "--json");
   checkWritable(c.live.csvPath, "--csv");
-  bool suspects = false;
+  bool suspects = false, tooNoisy = false;
   const int rc = runMeasuringCommand(sessionOf(c.live), [&](RunSession& s) {
     const std::string transport =
         prepareLive(s, c.live, specs, "diag links", 3, "a link is judged against the others",
@@ -301,6 +310,7 @@ int doLinks(const LinksCli& c) {
       fmt::print(out, "# injected: {}\n", describeInject(spec));
     }
     const bool healthy = res.healthy();
+    tooNoisy = healthy && res.agreement.tooNoisy;
     printAndStoreLinks(out, res, graph, transport, o.probe, s);
     if (!c.live.jsonPath.empty()) {
       json j;
@@ -316,7 +326,9 @@ int doLinks(const LinksCli& c) {
       json inj = json::array();
       for (const InjectSpec& spec : specs) inj.push_back(describeInject(spec));
       j["injected"] = inj;
-      j["healthy"] = healthy;
+      j["healthy"] = healthy && !tooNoisy;
+      j["too_noisy"] = tooNoisy;
+      j["repeat_spread_pct"] = res.agreement.spreadPct;
       j["bandwidth"] = json::parse(verdictJson(res.finalBandwidth, bwInfoOf(graph)));
       j["latency"] = json::parse(verdictJson(res.finalLatency, latInfoOf(graph)));
       json cs = json::array();
@@ -340,7 +352,8 @@ int doLinks(const LinksCli& c) {
     suspects = !healthy;
     return RunOutcome{false, wrong, "byte(s) received wrong"};
   });
-  return rc == 0 && suspects ? 1 : rc;
+  // 3 as the gate's "inconclusive": neither healthy nor a suspect.
+  return rc == 0 && suspects ? 1 : rc == 0 && tooNoisy ? kExitTooNoisy : rc;
 }
 
 // ---- bisect ----
@@ -837,7 +850,9 @@ void addLinksOptions(CLI::App* sub, LinksCli& o) {
 
 void setupDiagCommand(CLI::App& app, Action& action) {
   auto* diag = app.add_subcommand(
-      "diag", "Find the slow link, rank or node and say so (exit 0 healthy, 1 suspects, 2 usage)");
+      "diag",
+      "Find the slow link, rank or node and say so (exit 0 healthy, 1 suspects, 2 usage, 3 too "
+      "noisy to judge)");
   diag->require_subcommand(1);
 
   auto links = std::make_shared<LinksCli>();

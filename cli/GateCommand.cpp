@@ -7,9 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <set>
+#include <tuple>
 
 #include "cli/Command.h"
 #include "cli/ComparisonReport.h"
@@ -31,7 +34,53 @@ struct GateArgs {
   bool all = false;
   bool calibrate = false;
   bool candidateGiven = false;
+  int lookback = 50;
 };
+
+// The lookback window: stored runs of the environment both sides share, finished ok, not on
+// either side, not started after the newest run of the comparison, newest first, at most
+// `lookback`; and the newest calibration whose runs the window no longer holds.
+History loadHistory(const Store& store, const LoadedRuns& runs, int lookback) {
+  History h;
+  if (lookback <= 0 || runs.cand.runs.empty()) return h;
+  const std::string fp = runs.cand.runs.front().fingerprint;
+  std::set<int64_t> inComparison;
+  std::string newest;
+  for (const RunSet* side : {&runs.base, &runs.cand}) {
+    for (const RunRecord& r : side->runs) {
+      if (r.fingerprint != fp || fp.empty()) return h;  // no one environment to look back on
+      inComparison.insert(r.id);
+      newest = std::max(newest, r.startedAt);
+    }
+  }
+  RunFilter filter;
+  filter.fingerprint = fp;
+  std::vector<RunRecord> stored = store.listRuns(filter);
+  std::set<int64_t> window;
+  for (const RunRecord& r : stored) {
+    if (static_cast<int>(h.runs.runs.size()) >= lookback) break;
+    if (r.status != RunStatus::kOk || inComparison.contains(r.id) || r.startedAt > newest) continue;
+    window.insert(r.id);
+    h.runs.runs.push_back(r);
+  }
+  for (const RunRecord& r : h.runs.runs) {
+    std::vector<ResultRecord> results = store.resultsWithSamples(r.id);
+    h.runs.results.insert(h.runs.results.end(), std::make_move_iterator(results.begin()),
+                          std::make_move_iterator(results.end()));
+  }
+  for (const RunRecord& r : stored) {
+    std::optional<std::string> doc = store.runDetail(r.id, kCalibrationDetail);
+    if (!doc) continue;
+    std::optional<LearnedNoise> learned = parseLearnedNoise(*doc);
+    if (!learned) continue;
+    const bool overlaps =
+        std::any_of(learned->runIds.begin(), learned->runIds.end(),
+                    [&](int64_t id) { return window.contains(id) || inComparison.contains(id); });
+    if (!overlaps) h.learned.push_back(std::move(*learned));
+    break;  // the newest calibration only
+  }
+  return h;
+}
 
 constexpr const char* kRule =
     "Decision rule (docs/ARCHITECTURE.md argues it):\n"
@@ -51,14 +100,23 @@ constexpr const char* kRule =
     "     significant AND worse than half the threshold. Not significant with a minimum\n"
     "     detectable change (alpha, --power, these runs) above the threshold is inconclusive,\n"
     "     and names the runs per side that would reach it.\n"
-    "  5. Fewer than 4 runs in all decide nothing (inconclusive); imported logs without\n"
+    "  5. History (--lookback N, default 50): stored runs of the same fingerprint, grouped by\n"
+    "     label (one build each), add their within-label spread to every test's variance, so 3\n"
+    "     runs per side are judged against the machine's known noise. A test whose values fall\n"
+    "     in two modes (a build seen in both) is inconclusive unless both sides sit in one mode:\n"
+    "     'this case has two modes (X and Y GB/s)'. A case flagged through its series or the\n"
+    "     whole run says so beside its own p. When the runs' levels have two modes, the tests\n"
+    "     net of them are inconclusive too. A point whose run value is over 4x its fastest\n"
+    "     iteration waited for a CPU and is left out.\n"
+    "  6. Fewer than 4 runs in all decide nothing (inconclusive); imported logs without\n"
     "     samples are then compared on the threshold alone, labelled so. A case that fails in\n"
     "     the candidate only, or a failed candidate run, always regresses. Baselines must have\n"
     "     finished ok; a run on both sides is refused.\n"
     "Sides: a run id, ids (12,13,14), last, label:NAME (every finished run with the label) or\n"
     "label:NAME@last-K (the newest K).\n"
     "--calibrate: with only --baseline (same-build runs, at least 3), prints their run-to-run\n"
-    "noise and the runs per side a gate needs to detect --threshold.\n"
+    "noise and the runs per side a gate needs to detect --threshold, and stores that noise\n"
+    "and the modes it found with the newest run (detail gate-calibration) for later gates.\n"
     "Exit: 0 pass, 1 regression, 2 usage or environment error (also: nothing comparable),\n"
     "3 inconclusive (1 with --fail-on-inconclusive).\n"
     "Example: collbench gate --baseline label:main@last-8 --candidate label:pr@last-8 \\\n"
@@ -109,6 +167,25 @@ int doCalibrate(const GateArgs& a) {
   int recommended = std::max({cal.runsWhole, cal.runsCaseMedian, 2});
   fmt::print("recommended: {} runs per side (baseline and candidate) for --threshold {:g}%\n",
              runsText(recommended), t);
+  for (const auto& [key, m] : cal.learned.modes) {
+    fmt::print(
+        "two modes: {} ({:.3g} and {:.3g} {}, {:.0f}% apart net of their runs); pin ranks with "
+        "--bind or interleave runs\n",
+        key, m.a, m.b, metricUnit(options.metric), std::expm1(m.gap) * 100);
+  }
+  // Kept with the newest of these runs: later gates of this environment pool this noise even
+  // when their lookback window no longer holds the runs.
+  int64_t newest = 0;
+  std::string newestAt;
+  for (const RunRecord& r : runs.runs) {
+    if (std::tie(r.startedAt, r.id) > std::tie(newestAt, newest)) {
+      newestAt = r.startedAt;
+      newest = r.id;
+    }
+  }
+  store.setRunDetail(newest, kCalibrationDetail, learnedNoiseJson(cal.learned));
+  fmt::print("stored: the noise and modes above, as detail '{}' of run {}\n", kCalibrationDetail,
+             newest);
   return 0;
 }
 
@@ -123,10 +200,11 @@ int doGate(const GateArgs& a) {
   }
   if (a.baseline.empty()) throw UsageError("--baseline is required");
   CompareOptions options = toCompareOptions(a.flags);
+  if (a.lookback < 0) throw UsageError("--lookback must not be negative");
   if (!a.output.empty()) checkOutputPath(a.output, "--output");
   Store store = Store::open(a.flags.db, false);
   LoadedRuns runs = loadRuns(store, a.baseline, a.candidate, true);
-  Comparison c = compareRuns(runs.base, runs.cand, options);
+  Comparison c = compareRuns(runs.base, runs.cand, options, loadHistory(store, runs, a.lookback));
 
   std::string report;
   bool toTerminal = a.output.empty() && ::isatty(STDOUT_FILENO);
@@ -183,6 +261,11 @@ void setupGateCommand(CLI::App& app, Action& action) {
   sub->add_flag("--calibrate", a->calibrate,
                 "Measure the noise of the --baseline runs (same build) and print the runs per "
                 "side a gate needs");
+  sub->add_option("--lookback", a->lookback,
+                  "Stored runs of the same environment (fingerprint) whose run-to-run noise, "
+                  "within each label, joins the test, and whose modes are recognised; 0: only "
+                  "the compared runs")
+      ->capture_default_str();
   sub->footer(kRule);
   sub->callback([a, cand, &action] {
     a->candidateGiven = cand->count() > 0;

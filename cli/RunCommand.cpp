@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -127,13 +128,22 @@ SweepOptions toSweep(const RunOptions& o) {
   if (!o.injectDelay.empty()) {
     // US[:VARIANT] — a documented testing aid: proves that `gate` catches a real slowdown.
     auto parts = splitList(o.injectDelay, ':');
+    std::string amount = parts.at(0);
+    // "30%": a share of each call's own time, so every size slows down alike.
+    const bool share = !amount.empty() && amount.back() == '%';
+    if (share) amount.pop_back();
+    double value = 0;
     try {
-      s.injectDelayUs = std::stod(parts.at(0));
+      size_t used = 0;
+      value = std::stod(amount, &used);
+      if (used != amount.size() || std::isnan(value)) throw std::invalid_argument("not a number");
     } catch (const std::exception&) {
       throw UsageError(
-          fmt::format("--inject-delay '{}' is not US[:VARIANT[:SIZE]]", o.injectDelay));
+          fmt::format("--inject-delay '{}' is not US[:VARIANT[:SIZE]] or PCT%[:VARIANT[:SIZE]]",
+                      o.injectDelay));
     }
-    if (s.injectDelayUs < 0) throw UsageError("--inject-delay must not be negative");
+    if (!(value >= 0)) throw UsageError("--inject-delay must not be negative");
+    (share ? s.injectDelayFraction : s.injectDelayUs) = share ? value / 100 : value;
     if (parts.size() > 1) s.injectDelayVariant = parts[1];
     // A third part confines the delay to one size (proves a one-size regression is caught).
     if (parts.size() > 2) s.injectDelaySize = parseSize(parts[2]);
@@ -383,7 +393,8 @@ void setupRunCommand(CLI::App& app, Action& action) {
       "when only GPU variants are named)");
   addPlacementOptions(sub, o->world, o->strict);
   sub->add_option("--inject-delay", o->injectDelay,
-                  "Testing aid: add US microseconds to every timed call [of VARIANT [at SIZE]]");
+                  "Testing aid: add US microseconds, or PCT% of its own time, to every timed call "
+                  "[of VARIANT [at SIZE]]");
   sub->callback([o, &action] { action = [o] { return doRun(*o); }; });
 }
 

@@ -104,13 +104,16 @@ void checkRunInputs(const SweepOptions& s, bool stepBytesGiven, int ranksPerNode
   checkSteps(s, stepBytesGiven);
   if (s.timeBudgetSeconds != 0) checkRange(s.timeBudgetSeconds, "--time-budget", 1e-6, 3600);
   if (s.injectDelayUs != 0) checkRange(s.injectDelayUs, "--inject-delay", 0, 1e6);
+  if (s.injectDelayFraction != 0) {
+    checkRange(s.injectDelayFraction * 100, "--inject-delay (percent)", 0, 1000);
+  }
   checkRanksPerNode(ranksPerNode);
   checkDbPath(db, noDb);
   checkLabel(label);
 }
 
 void checkInjectDelayTarget(Team& team, const SweepOptions& s) {
-  if (s.injectDelayUs <= 0 || s.injectDelayVariant.empty()) return;
+  if ((s.injectDelayUs <= 0 && s.injectDelayFraction <= 0) || s.injectDelayVariant.empty()) return;
   checkNamesVariant(team, s, s.injectDelayVariant, "--inject-delay");
 }
 

@@ -493,4 +493,31 @@ RingStraggleVerdict judgeRingStragglers(const std::vector<std::vector<double>>& 
   return v;
 }
 
+RepeatAgreement repeatAgreement(const std::vector<std::vector<double>>& repeats, double gap) {
+  RepeatAgreement a;
+  a.gap = gap;
+  std::vector<double> spreads;
+  for (const std::vector<double>& link : repeats) {
+    std::vector<double> logs;
+    for (double x : link) {
+      if (x > 0 && std::isfinite(x)) logs.push_back(std::log(x));
+    }
+    if (logs.size() < 3) continue;  // two values say nothing about agreement
+    a.repeats = std::max(a.repeats, static_cast<int>(logs.size()));
+    std::sort(logs.begin(), logs.end());
+    const double mid = logs[logs.size() / 2];
+    std::vector<double> dev;
+    for (double x : logs) dev.push_back(std::abs(x - mid));
+    std::sort(dev.begin(), dev.end());
+    spreads.push_back(1.482602218505602 * dev[dev.size() / 2]);
+  }
+  if (spreads.empty()) return a;
+  std::sort(spreads.begin(), spreads.end());
+  const double spread = spreads[spreads.size() / 2];
+  a.spreadPct = std::expm1(spread) * 100;
+  const double standardError = 1.25 * spread / std::sqrt(static_cast<double>(a.repeats));
+  a.tooNoisy = standardError > std::log1p(gap) / 2;
+  return a;
+}
+
 }  // namespace cb

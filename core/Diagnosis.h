@@ -184,4 +184,18 @@ RingStraggleVerdict judgeRingStragglers(const std::vector<std::vector<double>>& 
                                         const std::vector<std::vector<double>>& backwardFinish,
                                         int steps, const SuspectOptions& o = {});
 
+// Whether a matrix's own repeats agree well enough for its verdict. `repeats[l]` holds link l's
+// figure in each schedule; the spread of a link is 1.4826 x the MAD of the logs of its figures,
+// and the matrix's is the median link's. A link's figure is the median of its R repeats, whose
+// standard error is about 1.25 x spread / sqrt(R): when that exceeds half the gap, a healthy link
+// strays past the gap by chance as often as a slow one stays above it, and neither "healthy" nor
+// a suspect would mean anything ("too noisy to judge": a concurrent compile on the cores).
+struct RepeatAgreement {
+  double spreadPct = 0;  // the median link's spread between repeats, percent
+  int repeats = 0;
+  double gap = 0;  // the suspect gap it was judged against (fraction)
+  bool tooNoisy = false;
+};
+RepeatAgreement repeatAgreement(const std::vector<std::vector<double>>& repeats, double gap);
+
 }  // namespace cb

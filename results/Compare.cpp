@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -262,15 +264,19 @@ double studentTCritical(double p, double df) {
 }
 
 TTest studentT(std::span<const double> a, std::span<const double> b) {
+  return studentT(a, b, NoiseSums{});
+}
+
+TTest studentT(std::span<const double> a, std::span<const double> b, const NoiseSums& extra) {
   TTest r;
   r.n1 = static_cast<int>(a.size());
   r.n2 = static_cast<int>(b.size());
   if (a.empty() || b.empty()) return r;
   r.diff = mean(b) - mean(a);
-  r.df = r.n1 + r.n2 - 2;
+  r.df = r.n1 + r.n2 - 2 + extra.df;
   if (r.df < 1) return r;
   r.valid = true;
-  r.sd = std::sqrt((sumSquares(a) + sumSquares(b)) / r.df);
+  r.sd = std::sqrt((sumSquares(a) + sumSquares(b) + extra.ss) / r.df);
   double se = r.sd * std::sqrt(1.0 / r.n1 + 1.0 / r.n2);
   if (!(se > 0)) {
     r.pValue = r.diff == 0 ? 1 : 0;  // no spread at all: any difference is certain
@@ -280,13 +286,19 @@ TTest studentT(std::span<const double> a, std::span<const double> b) {
   return r;
 }
 
-double minDetectableDiff(double sd, int n1, int n2, double alpha, double power) {
-  if (n1 < 1 || n2 < 1 || n1 + n2 < 3) return std::numeric_limits<double>::infinity();
-  double df = n1 + n2 - 2;
+double minDetectableDiff(double sd, int n1, int n2, double alpha, double power, double extraDf) {
+  const double df = n1 + n2 - 2 + extraDf;
+  if (n1 < 1 || n2 < 1 || df < 1) return std::numeric_limits<double>::infinity();
   // Two-sided critical value plus the one-sided quantile of the power (the textbook formula,
   // with t instead of z so small replicate counts pay their price).
   double t = studentTCritical(alpha, df) + studentTCritical(2 * (1 - power), df);
   return t * sd * std::sqrt(1.0 / n1 + 1.0 / n2);
+}
+
+bool descheduledPoint(std::span<const double> samples, double quantile) {
+  if (samples.size() < 2) return false;
+  const double fastest = *std::min_element(samples.begin(), samples.end());
+  return fastest > 0 && percentile(samples, quantile) > kDescheduledRatio * fastest;
 }
 
 Undisturbed setAsideDisturbed(std::span<const double> a, std::span<const double> b) {
@@ -320,9 +332,11 @@ Undisturbed setAsideDisturbed(std::span<const double> a, std::span<const double>
   return u;
 }
 
-int runsNeeded(double sd, double target, double alpha, double power) {
+int runsNeeded(double sd, double target, double alpha, double power, double extraDf) {
   if (!(sd > 0)) return 0;
-  auto reaches = [&](int n) { return minDetectableDiff(sd, n, n, alpha, power) <= target; };
+  auto reaches = [&](int n) {
+    return minDetectableDiff(sd, n, n, alpha, power, extraDf) <= target;
+  };
   if (!reaches(kRunsNeededCap)) return kRunsNeededCap + 1;
   // The detectable change falls as n grows: bisect for the first n that reaches the target.
   int lo = 1, hi = kRunsNeededCap;  // reaches(hi); lo does not (n = 1 tests nothing)
@@ -331,6 +345,75 @@ int runsNeeded(double sd, double target, double alpha, double power) {
     (reaches(mid) ? hi : lo) = mid;
   }
   return hi;
+}
+
+NoiseSums withinGroupNoise(std::span<const GroupedValue> values) {
+  std::map<int, std::vector<double>> groups;
+  for (const GroupedValue& v : values) groups[v.group].push_back(v.value);
+  // Distances from the group medians (a disturbed run must not move its own reference), pooled
+  // into one robust scale.
+  std::vector<double> dev;
+  for (const auto& [g, xs] : groups) {
+    if (xs.size() < 2) continue;
+    const double mid = percentile(xs, 0.5);
+    for (double x : xs) dev.push_back(std::abs(x - mid));
+  }
+  NoiseSums out;
+  if (dev.empty()) return out;
+  const double scale = 1.482602218505602 * percentile(dev, 0.5);
+  for (const auto& [g, xs] : groups) {
+    if (xs.size() < 2) continue;
+    const double mid = percentile(xs, 0.5);
+    std::vector<double> kept;
+    for (double x : xs) {
+      if (!(scale > 0) || std::abs(x - mid) / scale <= kDisturbedZ) kept.push_back(x);
+    }
+    if (kept.size() < 2) continue;
+    out.ss += sumSquares(kept);
+    out.df += static_cast<double>(kept.size() - 1);
+  }
+  return out;
+}
+
+Modes findModes(std::span<const GroupedValue> values, double minGap) {
+  Modes best;
+  const size_t n = values.size();
+  if (n < 4) return best;
+  std::vector<GroupedValue> v(values.begin(), values.end());
+  std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.value < y.value; });
+  // The split with the least within-cluster sum of squares (1-D 2-means, exact by scanning).
+  std::vector<double> sorted;
+  for (const GroupedValue& g : v) sorted.push_back(g.value);
+  double bestSs = std::numeric_limits<double>::infinity();
+  size_t split = 0;
+  for (size_t k = 2; k + 2 <= n; ++k) {
+    std::span<const double> lo(sorted.data(), k), hi(sorted.data() + k, n - k);
+    const double ss = sumSquares(lo) + sumSquares(hi);
+    if (ss < bestSs) {
+      bestSs = ss;
+      split = k;
+    }
+  }
+  if (split == 0) return best;
+  std::span<const double> lo(sorted.data(), split), hi(sorted.data() + split, n - split);
+  const double gap = mean(hi) - mean(lo);
+  const double within = std::sqrt(bestSs / static_cast<double>(n - 2));
+  if (!(gap >= minGap) || !(gap >= kModeSeparation * within)) return best;
+  // Modes, not builds: some build must have landed in both.
+  std::map<int, std::pair<bool, bool>> seen;
+  for (size_t i = 0; i < n; ++i)
+    (i < split ? seen[v[i].group].first : seen[v[i].group].second) = true;
+  if (std::none_of(seen.begin(), seen.end(),
+                   [](const auto& g) { return g.second.first && g.second.second; })) {
+    return best;
+  }
+  best.found = true;
+  best.cut = (sorted[split - 1] + sorted[split]) / 2;
+  best.low = mean(lo);
+  best.high = mean(hi);
+  best.nLow = static_cast<int>(split);
+  best.nHigh = static_cast<int>(n - split);
+  return best;
 }
 
 // ---- comparing runs ----
@@ -359,6 +442,8 @@ double worseLog(double value, Metric metric) {
   return metric == Metric::kTime ? std::log(value) : -std::log(value);
 }
 double pctOfLog(double d) { return std::expm1(d) * 100; }
+// Three significant digits: modes of 0.0123 GB/s and of 123 us alike.
+std::string modeText(double v) { return fmt::format("{:.3g}", v); }
 
 std::string shortFingerprint(const RunRecord& r) {
   return r.fingerprint.empty() ? "unknown" : r.fingerprint;
@@ -395,6 +480,7 @@ using ReplicateId = std::pair<int64_t, int>;
 struct SideValues {
   std::map<ReplicateId, std::map<CaseKey, double>> byReplicate;
   bool anySamples = false;
+  int descheduled = 0;  // points set aside by descheduledPoint
 };
 
 SideValues collect(const RunSet& set, const CompareOptions& o, const std::set<CaseKey>& keep) {
@@ -405,6 +491,10 @@ SideValues collect(const RunSet& set, const CompareOptions& o, const std::set<Ca
     int cycle = seen[{r.runId, key}]++;
     out.anySamples = out.anySamples || !r.samplesUs.empty();
     if (!keep.contains(key) || !isOk(&r)) continue;
+    if (descheduledPoint(r.samplesUs, o.runQuantile)) {
+      ++out.descheduled;  // its value is the scheduler's, not the code's: no replicate here
+      continue;
+    }
     if (auto v = metricValue(r, o.metric, o.runQuantile)) {
       out.byReplicate[{r.runId, cycle}][key] = worseLog(*v, o.metric);
     }
@@ -438,24 +528,61 @@ std::map<ReplicateId, double> levels(const SideValues& base, const SideValues& c
   return out;
 }
 
-// Fills a LevelTest from the two sides' values (log, larger = worse).
+// What the stored runs say about one test: their values (grouped by build) and noise learned by
+// an earlier calibration.
+struct Evidence {
+  std::vector<GroupedValue> history;
+  NoiseSums learned;
+};
+
+// Group ids of the comparison's own sides in findModes (history groups are >= 0).
+constexpr int kBaseGroup = -1, kCandGroup = -2;
+
+// Modes of a quantity over the comparison and its history; `minGap` in log.
+Modes modesOf(std::span<const double> base, std::span<const double> cand, const Evidence& e,
+              double minGap) {
+  std::vector<GroupedValue> all(e.history.begin(), e.history.end());
+  for (double x : base) all.push_back({kBaseGroup, x});
+  for (double x : cand) all.push_back({kCandGroup, x});
+  return findModes(all, minGap);
+}
+
+// Fills a LevelTest from the two sides' values (log, larger is worse) and the stored runs'.
 void runTest(LevelTest& t, std::span<const double> base, std::span<const double> cand, double alpha,
-             const CompareOptions& o) {
+             const CompareOptions& o, const Evidence& e = {}) {
+  // Two modes: when both sides sit mostly in one (their medians do), they are compared there,
+  // with the noise of the stored runs in that mode (a side's few runs in the other mode are set
+  // aside as disturbed, below); else the test cannot tell a change from a mode switch.
+  std::vector<GroupedValue> history = e.history;
+  const Modes modes = modesOf(base, cand, e, std::log1p(o.threshold));
+  if (modes.found && !base.empty() && !cand.empty()) {
+    auto low = [&](double x) { return x <= modes.cut; };
+    const bool baseLow = low(percentile(base, 0.5)), candLow = low(percentile(cand, 0.5));
+    if (baseLow == candLow) {
+      std::erase_if(history, [&](const GroupedValue& g) { return low(g.value) != baseLow; });
+    } else {
+      t.modal = true;
+      t.modeGapPct = pctOfLog(modes.high - modes.low);
+    }
+  }
+  NoiseSums extra = withinGroupNoise(history);
+  extra += e.learned;
+  t.historyDf = extra.df;
   Undisturbed u = setAsideDisturbed(base, cand);
   t.setAsideBase = u.setAsideA;
   t.setAsideCand = u.setAsideB;
   t.twoGroups = u.twoGroups;
-  TTest r = studentT(u.a, u.b);
+  TTest r = studentT(u.a, u.b, extra);
   t.worsePct = pctOfLog(r.diff);
   t.changePct = o.metric == Metric::kTime ? t.worsePct : pctOfLog(-r.diff);
   t.alphaUsed = alpha;
-  if (!r.valid) return;
+  if (!r.valid || u.a.empty() || u.b.empty()) return;
   t.tested = true;
   t.pValue = t.adjustedP = r.pValue;
   const double target = std::log1p(o.threshold);
-  double mdc = minDetectableDiff(r.sd, r.n1, r.n2, alpha, o.power);
+  double mdc = minDetectableDiff(r.sd, r.n1, r.n2, alpha, o.power, extra.df);
   t.mdcPct = pctOfLog(mdc);
-  t.runsNeeded = mdc > target ? runsNeeded(r.sd, target, alpha, o.power) : 0;
+  t.runsNeeded = mdc > target ? runsNeeded(r.sd, target, alpha, o.power, extra.df) : 0;
   // Runs set aside now will be set aside then: ask for enough that the kept ones suffice.
   const double kept =
       static_cast<double>(u.a.size() + u.b.size()) / static_cast<double>(base.size() + cand.size());
@@ -466,7 +593,7 @@ void runTest(LevelTest& t, std::span<const double> base, std::span<const double>
 
 // The verdict of a tested level once its adjusted p is known.
 void decide(LevelTest& t, double threshold, double alpha) {
-  if (!t.tested) {
+  if (!t.tested || t.modal) {
     t.verdict = Verdict::kInconclusive;
     return;
   }
@@ -490,7 +617,8 @@ void decide(LevelTest& t, double threshold, double alpha) {
 
 }  // namespace
 
-Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOptions& o) {
+Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOptions& o,
+                       const History& history) {
   Comparison out;
   out.options = o;
   struct Sides {
@@ -558,6 +686,7 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
   }
 
   SideValues bv = collect(base, o, testable), cv = collect(cand, o, testable);
+  out.descheduledPoints = bv.descheduled + cv.descheduled;
   out.baseReplicates = static_cast<int>(bv.byReplicate.size());
   out.candReplicates = static_cast<int>(cv.byReplicate.size());
   std::map<CaseKey, double> caseMean;
@@ -579,6 +708,60 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
   };
   gather(bv, true);
   gather(cv, false);
+
+  // The stored runs of the lookback window: each one's level and net values against the same
+  // case means, so they lie on the comparison's scale; grouped by label (one build each).
+  struct HistoryRun {
+    int group = 0;
+    double level = 0;
+    std::map<CaseKey, double> y, net;
+  };
+  std::vector<HistoryRun> hist;
+  {
+    std::map<int64_t, int> groupOf;
+    std::map<std::string, int> labelGroup;
+    int next = 0;
+    for (const RunRecord& r : history.runs.runs) {
+      if (r.status != RunStatus::kOk) continue;
+      if (r.label.empty()) {
+        groupOf[r.id] = next++;
+      } else {
+        auto [it, fresh] = labelGroup.try_emplace(r.label, next);
+        next += fresh;
+        groupOf[r.id] = it->second;
+      }
+    }
+    SideValues hv = collect(history.runs, o, testable);
+    for (const auto& [id, values] : hv.byReplicate) {
+      if (!groupOf.contains(id.first)) continue;
+      HistoryRun h;
+      h.group = groupOf[id.first];
+      std::vector<double> dev;
+      for (const auto& [key, y] : values) {
+        if (caseMean.contains(key)) dev.push_back(y - caseMean[key]);
+      }
+      if (dev.empty()) continue;
+      h.level = median(dev);
+      h.y = values;
+      for (const auto& [key, y] : values) h.net[key] = y - h.level;
+      hist.push_back(std::move(h));
+    }
+  }
+  std::vector<const LearnedNoise*> learned;
+  for (const LearnedNoise& l : history.learned) {
+    if (std::abs(l.runQuantile - o.runQuantile) < 1e-9) learned.push_back(&l);
+  }
+  out.historyRuns = static_cast<int>(hist.size());
+  auto caseEvidence = [&](const CaseKey& key) {
+    Evidence e;
+    for (const HistoryRun& h : hist) {
+      if (auto it = h.net.find(key); it != h.net.end()) e.history.push_back({h.group, it->second});
+    }
+    for (const LearnedNoise* l : learned) {
+      if (auto it = l->cases.find(key.toString()); it != l->cases.end()) e.learned += it->second;
+    }
+    return e;
+  };
 
   const int total = out.baseReplicates + out.candReplicates;
   const bool enough = out.baseReplicates >= 1 && out.candReplicates >= 1 && total >= 4;
@@ -607,9 +790,19 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
     for (const auto& [id, v] : level) {
       (bv.byReplicate.contains(id) ? b : c).push_back(v);
     }
-    if (enough && !data.empty()) runTest(out.wholeRun, b, c, alphaWhole, o);
+    Evidence e;
+    for (const HistoryRun& h : hist) e.history.push_back({h.group, h.level});
+    for (const LearnedNoise* l : learned) e.learned += l->whole;
+    if (enough && !data.empty()) runTest(out.wholeRun, b, c, alphaWhole, o, e);
     decide(out.wholeRun, o.threshold, alphaWhole);
   }
+  // The runs' levels in two modes: every value net of its run's level is net of a mode, so the
+  // confined tests cannot speak either.
+  auto levelModes = [&](LevelTest& t) {
+    if (!out.wholeRun.modal || !t.tested || t.modal) return;
+    t.modal = true;
+    t.modeGapPct = out.wholeRun.modeGapPct;
+  };
 
   // Cases: values, spread and the confined test.
   std::vector<LevelTest*> family;
@@ -636,7 +829,40 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
     TTest spread = studentT(u.a, u.b);
     c.noisePct = spread.valid ? pctOfLog(spread.sd) : 0;
     if (enough && testCases) {
-      runTest(c.confined, d.baseNet, d.candNet, alphaOneConfined, o);
+      const Evidence e = caseEvidence(c.key);
+      runTest(c.confined, d.baseNet, d.candNet, alphaOneConfined, o, e);
+      if (c.confined.modal) {
+        // The two modes in the metric's units: geometric means of the runs in each.
+        const Modes m = modesOf(d.baseNet, d.candNet, e, std::log1p(o.threshold));
+        double sum[2] = {0, 0};
+        int n[2] = {0, 0};
+        auto add = [&](double net, double y) {
+          const int k = net <= m.cut ? 0 : 1;
+          sum[k] += y;
+          ++n[k];
+        };
+        for (size_t i = 0; i < d.base.size(); ++i) add(d.baseNet[i], d.base[i]);
+        for (size_t i = 0; i < d.cand.size(); ++i) add(d.candNet[i], d.cand[i]);
+        for (const HistoryRun& h : hist) {
+          if (h.net.contains(c.key)) add(h.net.at(c.key), h.y.at(c.key));
+        }
+        c.modeA = std::exp(sign * sum[0] / std::max(n[0], 1));
+        c.modeB = std::exp(sign * sum[1] / std::max(n[1], 1));
+      } else {
+        // A calibration that saw this case in two modes: a change as large as half their
+        // distance may be a switch between them.
+        for (const LearnedNoise* l : learned) {
+          auto it = l->modes.find(c.key.toString());
+          if (it == l->modes.end() || l->metric != metricName(o.metric)) continue;
+          if (std::abs(std::log1p(c.confined.worsePct / 100)) >= it->second.gap / 2) {
+            c.confined.modal = true;
+            c.confined.modeGapPct = pctOfLog(it->second.gap);
+            c.modeA = it->second.a;
+            c.modeB = it->second.b;
+          }
+        }
+      }
+      levelModes(c.confined);
       family.push_back(&c.confined);
     } else {
       Undisturbed net = setAsideDisturbed(d.baseNet, d.candNet);
@@ -660,7 +886,33 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
           if (!net.empty()) (side == &bv ? b : c).push_back(mean(net));
         }
       }
-      runTest(s.confined, b, c, alphaOneConfined, o);
+      Evidence e;
+      for (const HistoryRun& h : hist) {
+        std::vector<double> net;
+        for (const auto& [key, y] : h.net) {
+          if (key.series() == seriesKey) net.push_back(y);
+        }
+        if (!net.empty()) e.history.push_back({h.group, mean(net)});
+      }
+      for (const LearnedNoise* l : learned) {
+        if (auto it = l->series.find(seriesKey.seriesString()); it != l->series.end()) {
+          e.learned += it->second;
+        }
+      }
+      runTest(s.confined, b, c, alphaOneConfined, o, e);
+      levelModes(s.confined);
+      // Most of its cases switching modes (seen here or by a calibration): so does the series.
+      int modal = 0;
+      double gap = 0;
+      for (const CaseComparison& cc : out.cases) {
+        if (cc.key.series() != seriesKey || !cc.confined.modal) continue;
+        ++modal;
+        gap = std::max(gap, cc.confined.modeGapPct);
+      }
+      if (!s.confined.modal && modal * 2 > n) {
+        s.confined.modal = true;
+        s.confined.modeGapPct = gap;
+      }
       out.series.push_back(s);
     }
     for (SeriesSummary& s : out.series) family.push_back(&s.confined);
@@ -723,25 +975,62 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
     // Which test speaks for the case: its own, its series' (for the sizes that moved with the
     // series, net of their runs) or the whole run's (for the sizes that moved with the run).
     const double confinedBetterPct = (1 / (1 + c.confined.worsePct / 100) - 1) * 100;
-    auto flagged = [&](Verdict v, double own, double confined) {
-      return (testCases && c.confined.verdict == v) ||
-             (series && series->confined.verdict == v && confined > thresholdPct) ||
-             (out.wholeRun.verdict == v && own > thresholdPct);
+    using By = CaseComparison::FlaggedBy;
+    auto flaggedBy = [&](Verdict v, double own, double confined) {
+      if (testCases && c.confined.verdict == v) return By::kOwn;
+      if (series && series->confined.verdict == v && confined > thresholdPct) return By::kSeries;
+      if (out.wholeRun.verdict == v && own > thresholdPct) return By::kWholeRun;
+      return By::kNone;
     };
-    if (flagged(Verdict::kRegression, c.worsePct, c.confined.worsePct)) {
+    if (testCases && c.confined.modal) {
+      // Its own runs switch between two modes: neither its test nor its series' speak for it.
+      c.verdict = Verdict::kInconclusive;
+      // Its own values may sit in one mode while its run's level moves with the cases that
+      // switch (a run's level is a median over its cases): then say that, not "X and X GB/s".
+      const bool ownModes = c.modeA > 0 && c.modeB > 0 &&
+                            std::abs(std::log(c.modeA / c.modeB)) >= std::log1p(o.threshold);
+      constexpr const char* kAdvice = "pin ranks with --bind or interleave runs";
+      if (ownModes) {
+        c.note = fmt::format("this case has two modes ({} and {} {}); {}", modeText(c.modeA),
+                             modeText(c.modeB), metricUnit(o.metric), kAdvice);
+      } else if (out.wholeRun.modal) {
+        c.note = fmt::format("the whole runs have two modes ({:.0f}% apart); {}",
+                             out.wholeRun.modeGapPct, kAdvice);
+      } else {
+        c.note = fmt::format(
+            "net of its run this case has two modes ({:.0f}% apart: other cases of its runs "
+            "switch modes); {}",
+            c.confined.modeGapPct, kAdvice);
+      }
+      continue;
+    }
+    if ((c.flaggedBy = flaggedBy(Verdict::kRegression, c.worsePct, c.confined.worsePct)) !=
+        By::kNone) {
       c.verdict = Verdict::kRegression;
-    } else if (flagged(Verdict::kImprovement, betterPct, confinedBetterPct)) {
+    } else if ((c.flaggedBy = flaggedBy(Verdict::kImprovement, betterPct, confinedBetterPct)) !=
+               By::kNone) {
       c.verdict = Verdict::kImprovement;
     } else if ((testCases && c.confined.verdict == Verdict::kInconclusive) ||
                out.wholeRun.verdict == Verdict::kInconclusive) {
       c.verdict = Verdict::kInconclusive;
       int need = std::max(c.confined.runsNeeded, out.wholeRun.runsNeeded);
-      c.note = need > kRunsNeededCap
+      c.note = out.wholeRun.modal ? fmt::format("the whole runs have two modes ({:.0f}% apart)",
+                                                out.wholeRun.modeGapPct)
+               : need > kRunsNeededCap
                    ? fmt::format("too noisy: more than {} runs per side needed", kRunsNeededCap)
                : need > 0 ? fmt::format("{} runs per side needed", need)
                           : "not testable";
     } else {
       c.verdict = Verdict::kSame;
+    }
+    // Flagged through another test: say which, with that test's p; the case's own p stays in
+    // its column, so a case at p 0.9 beside one at 0.009 is not read as the evidence.
+    if (c.flaggedBy == By::kSeries) {
+      c.note = fmt::format("through its series (p {:.2g}); alone p {:.2g}",
+                           series->confined.adjustedP, c.confined.adjustedP);
+    } else if (c.flaggedBy == By::kWholeRun) {
+      c.note = fmt::format("through the whole run (p {:.2g}); alone p {:.2g}",
+                           out.wholeRun.adjustedP, c.confined.adjustedP);
     }
   }
 
@@ -749,6 +1038,25 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
   for (const RunRecord& r : cand.runs) {
     if (r.status == RunStatus::kFailed)
       out.runProblems.push_back(fmt::format("run {} failed", r.id));
+  }
+
+  // The first test that met two modes, for the one-line outcome.
+  for (const CaseComparison& c : out.cases) {
+    if (c.confined.modal && c.verdict == Verdict::kInconclusive) {
+      out.modesNote = fmt::format("{}: {}", c.key.toString(), c.note);
+      break;
+    }
+  }
+  constexpr const char* kModesAdvice = "pin ranks with --bind or interleave runs";
+  for (const SeriesSummary& s : out.series) {
+    if (out.modesNote.empty() && s.confined.modal) {
+      out.modesNote = fmt::format("series {} has two modes ({:.0f}% apart); {}",
+                                  s.series.seriesString(), s.confined.modeGapPct, kModesAdvice);
+    }
+  }
+  if (out.modesNote.empty() && out.wholeRun.modal) {
+    out.modesNote = fmt::format("the whole runs have two modes ({:.0f}% apart); {}",
+                                out.wholeRun.modeGapPct, kModesAdvice);
   }
 
   // Outcome.
@@ -833,6 +1141,47 @@ Calibration calibrate(const RunSet& runs, const CompareOptions& o, double target
   }
   cal.cases = static_cast<int>(net.size());
   cal.series = static_cast<int>(series.size());
+
+  // What is stored for later gates: the runs are one build, so one group.
+  LearnedNoise& learned = cal.learned;
+  for (const RunRecord& r : runs.runs) learned.runIds.push_back(r.id);
+  learned.runQuantile = o.runQuantile;
+  learned.metric = std::string(metricName(o.metric));
+  auto oneGroup = [](const std::vector<double>& xs) {
+    std::vector<GroupedValue> g;
+    for (double x : xs) g.push_back({0, x});
+    return g;
+  };
+  learned.whole = withinGroupNoise(oneGroup(levelValues));
+  const double sign = o.metric == Metric::kTime ? 1 : -1;
+  for (const auto& [key, values] : net) {
+    learned.cases[key.toString()] = withinGroupNoise(oneGroup(values));
+    Modes m = findModes(oneGroup(values), std::log1p(target));
+    // findModes wants a build in both modes; one group always is, given two clusters.
+    if (!m.found) continue;
+    double sum[2] = {0, 0};
+    int n[2] = {0, 0};
+    for (const auto& [id, vals] : v.byReplicate) {
+      auto it = vals.find(key);
+      if (it == vals.end()) continue;
+      const int k = it->second - level[id] <= m.cut ? 0 : 1;
+      sum[k] += it->second;
+      ++n[k];
+    }
+    learned.modes[key.toString()] = {std::exp(sign * sum[0] / std::max(n[0], 1)),
+                                     std::exp(sign * sum[1] / std::max(n[1], 1)), m.high - m.low};
+  }
+  for (const CaseKey& s : series) {
+    std::vector<double> means;
+    for (const auto& [id, values] : v.byReplicate) {
+      std::vector<double> xs;
+      for (const auto& [key, y] : values) {
+        if (key.series() == s) xs.push_back(y - level[id]);
+      }
+      if (!xs.empty()) means.push_back(mean(xs));
+    }
+    learned.series[s.seriesString()] = withinGroupNoise(oneGroup(means));
+  }
   const int confined = cal.cases + (cal.series >= 2 ? cal.series : 0);
   const double alphaWhole = confined > 1 ? o.alpha / 2 : o.alpha;
   const double alphaCase = o.alpha / 2 / std::max(confined, 1);
@@ -853,6 +1202,61 @@ Calibration calibrate(const RunSet& runs, const CompareOptions& o, double target
     cal.runsCaseWorst = runsNeeded(caseSd.back().first, t, alphaCase, o.power);
   }
   return cal;
+}
+
+// ---- what a calibration stores ----
+
+namespace {
+constexpr const char* kLearnedFormat = "collbench-gate-calibration";
+
+nlohmann::json sumsJson(const NoiseSums& n) { return {{"ss", n.ss}, {"df", n.df}}; }
+NoiseSums sumsOf(const nlohmann::json& j) {
+  NoiseSums n{j.at("ss").get<double>(), j.at("df").get<double>()};
+  if (!(n.ss >= 0) || !(n.df >= 0) || !std::isfinite(n.ss) || !std::isfinite(n.df)) {
+    throw std::invalid_argument("bad noise sums");
+  }
+  return n;
+}
+}  // namespace
+
+std::string learnedNoiseJson(const LearnedNoise& n) {
+  nlohmann::json j{{"format", kLearnedFormat}, {"version", 1},
+                   {"runs", n.runIds},         {"run_quantile", n.runQuantile},
+                   {"metric", n.metric},       {"whole", sumsJson(n.whole)}};
+  nlohmann::json cases = nlohmann::json::object(), series = nlohmann::json::object();
+  for (const auto& [key, sums] : n.cases) cases[key] = sumsJson(sums);
+  for (const auto& [key, sums] : n.series) series[key] = sumsJson(sums);
+  for (const auto& [key, m] : n.modes) {
+    cases[key]["modes"] = {m.a, m.b};
+    cases[key]["mode_gap"] = m.gap;
+  }
+  j["cases"] = cases;
+  j["series"] = series;
+  return j.dump();
+}
+
+std::optional<LearnedNoise> parseLearnedNoise(const std::string& json) {
+  try {
+    nlohmann::json j = nlohmann::json::parse(json);
+    if (j.value("format", "") != kLearnedFormat || j.value("version", 0) != 1) return std::nullopt;
+    LearnedNoise n;
+    n.runIds = j.at("runs").get<std::vector<int64_t>>();
+    n.runQuantile = j.at("run_quantile").get<double>();
+    n.metric = j.at("metric").get<std::string>();
+    n.whole = sumsOf(j.at("whole"));
+    for (const auto& [key, c] : j.at("cases").items()) {
+      n.cases[key] = sumsOf(c);
+      if (c.contains("modes")) {
+        auto m = c.at("modes").get<std::vector<double>>();
+        const double gap = c.at("mode_gap").get<double>();
+        if (m.size() == 2 && m[0] > 0 && m[1] > 0 && gap > 0) n.modes[key] = {m[0], m[1], gap};
+      }
+    }
+    for (const auto& [key, c] : j.at("series").items()) n.series[key] = sumsOf(c);
+    return n;
+  } catch (const std::exception&) {
+    return std::nullopt;  // not ours, or from a later format: the gate goes on without it
+  }
 }
 
 // ---- choosing the runs ----

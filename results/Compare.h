@@ -25,6 +25,13 @@
 //     build). When it is not significant but its minimum detectable change (at alpha and the
 //     power, default 90%, with the replicates at hand) exceeds the threshold, it is inconclusive
 //     and names the replicates per side that would reach the threshold.
+//  5b. History. The stored runs of the same environment (the gate's lookback window, History)
+//     lend their run-to-run noise: grouped by label (one build each), their spread around
+//     their own build's mean, computed on the same quantity as each test (run level, case or
+//     series net of its run), joins the pooled variance with its degrees of freedom. Values in
+//     two modes (findModes: a build seen in both) make a test inconclusive unless both sides'
+//     medians sit in one mode; a case says "this case has two modes (X and Y GB/s)". A case
+//     flagged through its series or the whole run says which (CaseComparison::flaggedBy).
 //  6. Too few replicates. With fewer than 4 replicates in all (or none on a side) nothing is
 //     tested: inconclusive. Imported logs, which carry no samples, are then compared on the
 //     threshold only, labelled so.
@@ -34,6 +41,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -106,6 +114,14 @@ TTest studentT(std::span<const double> a, std::span<const double> b);
 // the runs seen disturbed here sit 18-90 scales out. Each side is centred on its own median,
 // so a shift between the sides is never set aside.
 constexpr double kDisturbedZ = 6;
+
+// One point whose run value (its --run-value quantile) is more than kDescheduledRatio times its
+// fastest iteration: most of its calls waited for a CPU (on a 2-core host beside a compile, 4-40
+// ms, scheduler ticks, against 25-200 us), so the quantile measures the scheduler, not the code.
+// Seen here in bursts inside otherwise steady runs; such a point is no replicate of its case.
+// A real slowdown moves every iteration alike (its quantile stays near its fastest).
+constexpr double kDescheduledRatio = 4;
+bool descheduledPoint(std::span<const double> samples, double quantile);
 struct Undisturbed {
   std::vector<double> a, b;
   int setAsideA = 0, setAsideB = 0;
@@ -115,11 +131,51 @@ Undisturbed setAsideDisturbed(std::span<const double> a, std::span<const double>
 
 // The smallest true difference a two-sided test at `alpha` finds with probability `power`,
 // for n1 and n2 replicates of standard deviation `sd` (same unit as sd).
-double minDetectableDiff(double sd, int n1, int n2, double alpha, double power);
+// `extraDf`: degrees of freedom the spread also has from outside the two samples (stored runs of
+// the same environment, see History).
+double minDetectableDiff(double sd, int n1, int n2, double alpha, double power, double extraDf = 0);
 // Replicates per side for which minDetectableDiff <= target; kRunsNeededCap + 1 when even
 // kRunsNeededCap per side do not reach it; 0 when sd is 0.
 constexpr int kRunsNeededCap = 200;
-int runsNeeded(double sd, double target, double alpha, double power);
+int runsNeeded(double sd, double target, double alpha, double power, double extraDf = 0);
+
+// Run-to-run noise learned outside a comparison: the sum of squared deviations of replicates
+// from their own build's mean (log scale) and its degrees of freedom. Pooled into a test's
+// variance, it lets 3 runs per side be judged against the machine's known noise rather than
+// against the 4 degrees of freedom of 6 runs.
+struct NoiseSums {
+  double ss = 0, df = 0;
+  NoiseSums& operator+=(const NoiseSums& o) {
+    ss += o.ss;
+    df += o.df;
+    return *this;
+  }
+};
+// Pooled two-sample t-test whose variance also pools `extra`.
+TTest studentT(std::span<const double> a, std::span<const double> b, const NoiseSums& extra);
+
+// Values of one quantity (a case net of its run, a run's level) from several builds: `group`
+// identifies the build (runs of one label), `value` the log value, larger is worse.
+struct GroupedValue {
+  int group = 0;
+  double value = 0;
+};
+// Within-group sums of squares over every group of 2 or more values. Values beyond kDisturbedZ
+// robust scales of the pooled deviations (a run a busy moment disturbed as a whole) are left out.
+NoiseSums withinGroupNoise(std::span<const GroupedValue> values);
+
+// Two modes: the values fall in two clusters far apart compared with their spread inside each
+// (the best split of the sorted values; gap >= kModeSeparation pooled within-cluster standard
+// deviations and at least `minGap` in log), each cluster has 2 values or more, and at least one
+// group (one build) has values in both, so two builds that simply differ are never called modes.
+constexpr double kModeSeparation = 5;
+struct Modes {
+  bool found = false;
+  double cut = 0;            // values at or below are the low cluster
+  double low = 0, high = 0;  // cluster means (log, larger is worse)
+  int nLow = 0, nHigh = 0;
+};
+Modes findModes(std::span<const GroupedValue> values, double minGap);
 
 // ---- what is compared ----
 
@@ -171,6 +227,11 @@ struct LevelTest {
   int runsNeeded = 0;    // per side to bring mdcPct to the threshold (0: already there)
   int setAsideBase = 0, setAsideCand = 0;  // replicates set aside as disturbed (setAsideDisturbed)
   bool twoGroups = false;                  // the runs fell in two groups: none set aside
+  // The quantity has two modes (findModes over the comparison and its history) and the sides do
+  // not sit in one of them: the change may be a mode switch, so the test is inconclusive.
+  bool modal = false;
+  double modeGapPct = 0;  // how far apart the modes are (worse side over better), percent
+  double historyDf = 0;   // degrees of freedom the stored runs added to the spread
   Verdict verdict = Verdict::kInconclusive;
 };
 
@@ -186,6 +247,13 @@ struct CaseComparison {
   double noisePct = 0;         // run-to-run spread of this case: its replicates' standard deviation
   bool failed = false;         // candidate failed or was wrong where the baseline was fine
   bool thresholdOnly = false;  // judged on --threshold alone (no replicates to test)
+  // Which test made the verdict a regression or an improvement: the case's own, its series' or
+  // the whole run's (the case then moved with them beyond half the threshold). The case's own p
+  // stays in `confined`, so a case flagged through its series says so.
+  enum class FlaggedBy : uint8_t { kNone, kOwn, kSeries, kWholeRun };
+  FlaggedBy flaggedBy = FlaggedBy::kNone;
+  // Two modes of the case (metric units, e.g. GB/s) when its test was inconclusive for them.
+  double modeA = 0, modeB = 0;
 };
 
 struct SeriesSummary {
@@ -212,11 +280,47 @@ struct Comparison {
   std::string tooFewNote;                // why nothing was tested, when so
   std::vector<std::string> runProblems;  // candidate runs that failed (each a regression)
   GateOutcome outcome = GateOutcome::kPass;
-  int runsNeeded = 0;  // per side, when inconclusive for want of replicates (0: unknown)
+  int runsNeeded = 0;   // per side, when inconclusive for want of replicates (0: unknown)
+  int historyRuns = 0;  // replicates of stored runs (the lookback window) that joined the tests
+  int descheduledPoints = 0;  // points of either side left out as descheduled (descheduledPoint)
+  // Set when a test was inconclusive because its values have two modes: what to say, one line.
+  std::string modesNote;
   int count(Verdict v) const;
 };
 
-Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOptions& options);
+// What a gate learned earlier about an environment (`gate --calibrate`), kept as a run detail
+// (kind kCalibrationDetail) of the newest calibrated run: the noise of its runs (one build) per
+// test, and the cases it found in two modes. A gate whose lookback window no longer holds those
+// runs still pools their noise.
+constexpr const char* kCalibrationDetail = "gate-calibration";
+struct LearnedNoise {
+  std::vector<int64_t> runIds;
+  double runQuantile = 0.1;
+  NoiseSums whole;
+  std::map<std::string, NoiseSums> cases, series;  // by CaseKey::toString / seriesString
+  // Cases in two modes: the runs' values in each (the metric's units, "busbw" or "time"), and
+  // how far apart the modes are net of their runs (log), which is what a gate's test sees.
+  std::string metric = "busbw";
+  struct Mode {
+    double a = 0, b = 0, gap = 0;
+  };
+  std::map<std::string, Mode> modes;
+};
+std::string learnedNoiseJson(const LearnedNoise& n);
+// nullopt when the text is not such a document (an older or foreign detail is ignored).
+std::optional<LearnedNoise> parseLearnedNoise(const std::string& json);
+
+// The stored runs of the same environment outside the comparison: the gate's lookback window
+// (as conbench's and Bencher's), grouped by label, each label taken as one build (runs without
+// a label stand alone and add nothing). Their spread within a build is the case's run-to-run
+// noise; their values across builds reveal modes. `learned`: calibrations of runs outside it.
+struct History {
+  RunSet runs;
+  std::vector<LearnedNoise> learned;
+};
+
+Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOptions& options,
+                       const History& history = {});
 
 // What `gate --calibrate` reports: the noise of same-build replicates and the runs per side a
 // gate needs to detect a change of `target` at the options' alpha and power.
@@ -229,6 +333,7 @@ struct Calibration {
   int runsWhole = 0, runsCaseMedian = 0, runsCaseWorst = 0;  // per side
   int disturbed = 0;       // replicates whose level was set aside as disturbed (the runs scale up)
   bool twoGroups = false;  // over a quarter "disturbed": groups of runs, not strays; all kept
+  LearnedNoise learned;    // what `gate --calibrate` stores
 };
 // UsageError when there are fewer than 3 replicates.
 Calibration calibrate(const RunSet& runs, const CompareOptions& options, double target);

@@ -47,8 +47,14 @@ for attempt in 1 2 3; do
   out=$(cat "$tmp/out")
   [ "$rc" -eq 0 ] && break
 done
-[ "$rc" -eq 0 ] || fail "healthy diag links exited $rc in 3 attempts; last stdout: $out"
-has "$out" "healthy: 6 links of 4 ranks, no suspect link or rank"
+# Beside a parallel build the schedules may disagree: then "too noisy to judge" (exit 3) is the
+# honest answer (issue 26), never a suspect.
+if [ "$rc" -eq 3 ]; then
+  has "$out" "too noisy to judge: "
+else
+  [ "$rc" -eq 0 ] || fail "healthy diag links exited $rc in 3 attempts; last stdout: $out"
+  has "$out" "healthy: 6 links of 4 ranks, no suspect link or rank"
+fi
 expect 0 "$cb" diag links --np 6 --quick "${fast[@]}" --no-db
 has "$out" "3 links in 1 round of the two halves at once (--quick)"
 

@@ -114,8 +114,17 @@ EOF
 expect 0 "$cb" gate --db "$db" --calibrate --baseline "$base"
 has "$out" "whole run: run-to-run noise"
 has "$out" "recommended:"
+# ... and stores what it learned with the newest of them, for later gates (issue 26).
+has "$out" "stored: the noise and modes above, as detail 'gate-calibration' of run 7"
 expect 2 "$cb" gate --db "$db" --calibrate --baseline 1
 one_line_error x "at least 3 runs"
+# The lookback window: stored runs of the environment lend their noise; 0 turns it off.
+expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow
+has "$out" "# history: "
+expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow --lookback 0
+[[ "$out" != *"# history: "* ]] || fail "--lookback 0 still used stored runs"
+expect 2 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow --lookback -1
+one_line_error x "--lookback must not be negative"
 
 # Different environments: not comparable (exit 2 with one line), unless allowed.
 expect 2 "$cb" gate --db "$db" --baseline 1,2 --candidate 10

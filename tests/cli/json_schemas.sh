@@ -47,11 +47,11 @@ expect 0 "$cb" run allreduce,broadcast --np 2 -b 1K -e 4K -f 4 -n 3 -w 1 --algo 
   --db "$db" --json "$tmp/run.json"
 validate results.v2.schema.json "$tmp/run.json" doc
 expect 0 "$cb" import "$src/tests/data/inspector/inspector_2node_16rank_allreduce.jsonl" --db "$db"
-# diag links exits 1 when it names a suspect (3 rank threads on a busy machine may): the document
-# is written either way.
+# diag links exits 1 when it names a suspect (3 rank threads on a busy machine may), 3 when its
+# schedules disagree too much to judge: the document is written either way.
 "$cb" diag links --np 3 --db "$db" --size 64K --latency-iters 20 --json "$tmp/diag.json" >/dev/null 2>&1
 rc=$?
-[ "$rc" -le 1 ] || fail "diag links exited $rc"
+[ "$rc" -le 1 ] || [ "$rc" -eq 3 ] || fail "diag links exited $rc"
 validate diag.v1.schema.json "$tmp/diag.json" doc
 expect 0 "$cb" proxy dp --np 2 --model bert-large --layers 2 --steps 2 -w 1 --compute 0 --db "$db" \
   --json "$tmp/proxy.json"
