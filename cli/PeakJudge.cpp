@@ -21,7 +21,14 @@ MachineTopology loadTopologyFile(const std::string& path) {
   text << f.rdbuf();
   const std::string s = text.str();
   try {
-    if (startsWith(trim(s), "{")) return topologyFromJson(s);
+    if (startsWith(trim(s), "{")) {
+      // `topo --json` prints {"hosts": [...]}: the first host is the machine.
+      auto j = nlohmann::json::parse(s, nullptr, false);
+      if (j.is_object() && j.contains("hosts") && j["hosts"].is_array() && !j["hosts"].empty()) {
+        return topologyFromJson(j["hosts"][0].dump());
+      }
+      return topologyFromJson(s);
+    }
     return loadTopologyXmlText(s, path);
   } catch (const Error& e) {
     throw UsageError(fmt::format("--topology {}: {}", path, printable(e.what())));

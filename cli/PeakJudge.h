@@ -12,8 +12,8 @@
 
 namespace cb::cli {
 
-// An hwloc XML export or a collbench topology JSON (`topo --json`); UsageError naming the file
-// when it is neither.
+// An hwloc XML export or a collbench topology JSON (`topo --json`: its first host); UsageError
+// naming the file when it is neither.
 MachineTopology loadTopologyFile(const std::string& path);
 
 // Sets the results' peak and the run's verdicts. `machine`: the machine every host of the log is

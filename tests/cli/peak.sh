@@ -70,6 +70,15 @@ grep -qF "bound: NVLink4 x18" "$tmp/report.html" || fail "the HTML report draws 
 expect 0 "$cb" import --db "$idb" --topology "$src/tests/data/topologies/nvidiaDGX2.xml" \
   "$samples/nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt"
 has "$out" "normal: 82% of the NVLink2 x6 bound (150.0 GB/s)"
+# `topo --json` of a machine: this one has no GPU, so an 8-GPU log has no bound on it.
+expect 0 "$cb" topo --json --topology "$src/tests/data/topologies/nvidiaDGX2.xml"
+printf '%s\n' "$out" >"$tmp/dgx2.json"
+expect 0 "$cb" import --dry-run --topology "$tmp/dgx2.json" \
+  "$samples/nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt"
+has "$out" "normal: 82% of the NVLink2 x6 bound (150.0 GB/s)"
+expect 0 "$cb" import --dry-run --topology "$tmp/dgx2.json" \
+  "$samples/nccltests_1_h100-2node-16gpu-mpi-g1-allreduce.txt"
+has "$out" "no bound known for this hardware"
 expect 2 "$cb" import --db "$idb" --topology "$tmp/none.xml" \
   "$samples/nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt"
 one_line_error "--topology $tmp/none.xml: cannot read"
