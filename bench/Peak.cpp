@@ -13,6 +13,10 @@
 
 namespace cb {
 
+uint64_t copyProbeBytes(int nranks) {
+  return std::clamp<uint64_t>((512ull << 20) / std::max(nranks, 1), 8ull << 20, kCopyProbeBytes);
+}
+
 double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeoutSeconds) {
   Communicator& comm = team.comm();
   const int n = comm.size();

@@ -16,6 +16,9 @@ namespace cb {
 // Bytes per rank the copy bandwidth is measured with: past the last-level cache of most hosts
 // (each rank copies between two buffers of this size, all ranks at once).
 inline constexpr uint64_t kCopyProbeBytes = 64ull << 20;
+// The size each of n ranks copies: past the caches and within memory (512 MiB over all ranks,
+// 8 to 64 MiB each).
+uint64_t copyProbeBytes(int nranks);
 
 // Collective: every rank memcpy's `bytes` at the same time, `iterations` times after a warm-up
 // (a barrier before each); returns the bytes one rank copied per second (GB/s) in the fastest

@@ -225,8 +225,7 @@ RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep) {
   double copy = 0;
   const int n = s.team().size();
   if (!peaks.deviceRanks && hosts.size() == 1 && n > 1) {
-    // Past the caches and within memory: 512 MiB over all ranks, 8 to 64 MiB each.
-    const uint64_t bytes = std::clamp<uint64_t>((512ull << 20) / n, 8ull << 20, kCopyProbeBytes);
+    const uint64_t bytes = copyProbeBytes(n);
     copy = measureCopyGBps(s.team(), bytes, 10, sweep.timeoutSeconds);
     peaks.header +=
         fmt::format("# peak: host memory copy {:.2f} GB/s per rank ({} ranks copying {} at once)\n",
