@@ -350,6 +350,9 @@ nlohmann::json pointToJson(const PointResult& p) {
   j["algbw_gbps"] = orNull(m, p.algbw);
   j["busbw_gbps"] = orNull(m, p.busbw);
   j["wrong"] = p.wrong >= 0 ? nlohmann::json(p.wrong) : nlohmann::json();
+  j["peak_gbps"] = orNull(p.peak > 0, p.peak);
+  j["peak_limit"] = p.peakLimit;
+  j["pct_of_peak"] = orNull(m && p.peak > 0, 100 * p.busbw / p.peak);
   const Summary& s = p.summary;
   const bool hasSummary = m && s.n > 0;
   j["summary_us"] = {{"n", s.n},
@@ -409,20 +412,23 @@ std::string resultsToJson(const std::map<std::string, std::string>& header,
 std::string resultsToCsv(const std::vector<PointResult>& points) {
   std::string out =
       "collective,variant,dtype,op,root,bytes,count,placement,nranks,status,iterations,time_us,"
-      "algbw_gbps,busbw_gbps,wrong,median_us,mean_us,min_us,max_us,p99_us,stddev_us,cv,message\n";
+      "algbw_gbps,busbw_gbps,wrong,median_us,mean_us,min_us,max_us,p99_us,stddev_us,cv,peak_gbps,"
+      "pct_of_peak,message\n";
   auto field = [](bool known, auto v) { return known ? fmt::format("{}", v) : std::string(); };
   for (const auto& p : points) {
     const Summary& s = p.summary;
     const bool m = measured(p);
     const bool hs = m && s.n > 0;
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         collectiveName(p.coll), csvField(p.variant), dataTypeName(p.dtype), redOpName(p.op),
         field(p.root >= 0, p.root), p.bytes, p.count, placementName(p.placement), p.nranks,
         csvField(p.status), p.iterations, field(m, p.timeSeconds * kUs), field(m, p.algbw),
         field(m, p.busbw), field(p.wrong >= 0, p.wrong), field(hs, s.median * kUs),
         field(hs, s.mean * kUs), field(hs, s.min * kUs), field(hs, s.max * kUs),
-        field(hs, s.p99 * kUs), field(hs, s.stddev * kUs), field(hs, s.cv), csvField(p.message));
+        field(hs, s.p99 * kUs), field(hs, s.stddev * kUs), field(hs, s.cv),
+        field(p.peak > 0, p.peak), field(m && p.peak > 0, 100 * p.busbw / p.peak),
+        csvField(p.message));
   }
   return out;
 }

@@ -85,10 +85,14 @@ struct PointResult {
   std::string status = "ok";  // ok | unsupported | failed
   std::string message;
   int iterations = 0;
-  Summary summary;                  // over combined iteration times, seconds
-  double timeSeconds = 0;           // the chosen statistic
-  double algbw = 0, busbw = 0;      // GB/s
-  int64_t wrong = -1;               // -1 not checked
+  Summary summary;              // over combined iteration times, seconds
+  double timeSeconds = 0;       // the chosen statistic
+  double algbw = 0, busbw = 0;  // GB/s
+  int64_t wrong = -1;           // -1 not checked
+  // The busbw bound of the hardware under the point (core/PeakModel.h; the command fills it in
+  // from the run's topology): 0 when none is known.
+  double peak = 0;
+  std::string peakLimit;
   std::vector<double> samples;      // combined per iteration, seconds
   std::vector<double> rankSamples;  // nranks x iterations, seconds
 };

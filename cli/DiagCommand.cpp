@@ -18,6 +18,7 @@
 #include "bench/DiagLinks.h"
 #include "bench/DiagRanks.h"
 #include "cli/Command.h"
+#include "cli/PeakJudge.h"
 #include "cli/RunContext.h"
 #include "collectives/transport/InjectTransport.h"
 #include "collectives/transport/Transports.h"
@@ -57,6 +58,7 @@ struct LinksCli {
   int repeats = 5;
   std::string size = "1M", latencySize = "8";
   int window = 8, iters = 10, latencyIters = 200;
+  double linkRate = 0;  // Gb/s per direction of every link (diag links --link-rate); 0: topology
 };
 
 struct BisectCli {
@@ -199,8 +201,8 @@ LinkMatrixInfo latInfoOf(const LinkGraph& g) { return {"latency", "us", g.endpoi
 
 // The matrices, the verdict and the stored links of a `diag links` measurement (rank 0).
 void printAndStoreLinks(std::FILE* out, const DiagLinksResult& res, const LinkGraph& graph,
-                        const std::string& transport, const LinkProbeOptions& probe,
-                        RunSession& s) {
+                        const std::string& transport, const LinkProbeOptions& probe, RunSession& s,
+                        const std::string& belowBound = "") {
   const LinkMatrixInfo bwInfo = bwInfoOf(graph), latInfo = latInfoOf(graph);
   fmt::print(out, "#\n{}#\n{}", textHeatMap(res.finalBandwidth, bwInfo),
              textHeatMap(res.finalLatency, latInfo));
@@ -216,7 +218,10 @@ void printAndStoreLinks(std::FILE* out, const DiagLinksResult& res, const LinkGr
                  cf.pair.a, cf.pair.b, cf.metric, cf.matrixRelative, cf.aloneRelative);
     }
   }
-  if (res.healthy() && res.agreement.tooNoisy) {
+  if (res.healthy() && !belowBound.empty()) {
+    // Alike is not healthy when they are all slow: the physical bound judges (docs/PEAK.md).
+    fmt::print(out, "{}", belowBound);
+  } else if (res.healthy() && res.agreement.tooNoisy) {
     // No suspect, but the schedules disagreed too much for that to mean "healthy".
     fmt::print(out,
                "too noisy to judge: a link's figure moved {:.1f}% between the {} schedules "
@@ -231,6 +236,7 @@ void printAndStoreLinks(std::FILE* out, const DiagLinksResult& res, const LinkGr
     fmt::print(out, "{}{}",
                verdictText(res.finalBandwidth, bwInfo, confirmationNotes(res, "bandwidth")),
                verdictText(res.finalLatency, latInfo, confirmationNotes(res, "latency")));
+    fmt::print(out, "{}", belowBound);
   }
   for (size_t i = 0; i < res.links.size(); ++i) {
     s.addResult(linkRecord(s.runId(), transport, res.links[i], true, probe,
@@ -309,9 +315,10 @@ int doLinks(const LinksCli& c) {
     for (const InjectSpec& spec : specs) {
       fmt::print(out, "# injected: {}\n", describeInject(spec));
     }
-    const bool healthy = res.healthy();
+    const std::string below = linksBelowBound(res.links, s.topology(), c.linkRate);
+    const bool healthy = res.healthy() && below.empty();
     tooNoisy = healthy && res.agreement.tooNoisy;
-    printAndStoreLinks(out, res, graph, transport, o.probe, s);
+    printAndStoreLinks(out, res, graph, transport, o.probe, s, below);
     if (!c.live.jsonPath.empty()) {
       json j;
       j["command"] = "diag links";
@@ -862,6 +869,10 @@ void setupDiagCommand(CLI::App& app, Action& action) {
       "latency matrices and the suspects, re-measured alone");
   addLinksOptions(l, *links);
   l->add_option("-n,--iters", links->iters, "Timed bibw windows per link")->capture_default_str();
+  l->add_option("--link-rate", links->linkRate,
+                "Gb/s per direction of every link, where the topology knows no physical rate "
+                "(virtual interfaces): links under the expected share of it are below bound")
+      ->check(CLI::PositiveNumber);
   l->callback([links, &action] { action = [links] { return doLinks(*links); }; });
 
   auto bisect = std::make_shared<BisectCli>();

@@ -200,13 +200,13 @@ nlohmann::json caseJson(const ResultRecord& r) {
 }
 
 const std::vector<std::string> kResultTail{
-    "status", "message", "iterations", "statistic", "time_us", "median_us", "mean_us",
-    "min_us", "max_us",  "p99_us",     "cv",        "algbw",   "busbw",     "wrong"};
+    "status", "message", "iterations", "statistic", "time_us", "median_us", "mean_us",  "min_us",
+    "max_us", "p99_us",  "cv",         "algbw",     "busbw",   "wrong",     "peak_gbps"};
 
 std::vector<std::string> resultTail(const ResultRecord& r) {
   return {r.status,          r.message,      text(r.iterations), r.statistic,   text(timeOf(r)),
           text(medianOf(r)), text(r.meanUs), text(r.minUs),      text(r.maxUs), text(r.p99Us),
-          text(r.cv),        text(r.algbw),  text(r.busbw),      text(r.wrong)};
+          text(r.cv),        text(r.algbw),  text(r.busbw),      text(r.wrong), text(r.peakGBps)};
 }
 
 // Writes the document through `sink` as it goes: to stdout, CSV rows and JSON lines leave one at
@@ -261,7 +261,8 @@ void exportTable(const ExportArgs& a, const Store& store,
                                  {"p99_us", r.p99Us},
                                  {"cv", r.cv},
                                  {"algbw", r.algbw},
-                                 {"busbw", r.busbw}}) {
+                                 {"busbw", r.busbw},
+                                 {"peak_gbps", r.peakGBps}}) {
             j[name] = value(v);
           }
           j["wrong"] = value(r.wrong);

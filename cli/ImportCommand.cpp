@@ -12,9 +12,11 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cli/Command.h"
+#include "cli/PeakJudge.h"
 #include "core/Collective.h"
 #include "core/DataType.h"
 #include "core/Error.h"
@@ -35,6 +37,7 @@ struct ImportArgs {
   int worldSize = 0;
   std::string dtype, op;
   bool dryRun = false;
+  std::string topology;  // the machine the logs ran on, to judge them against its bound
 };
 
 // Reads at most kMaxImportFileBytes (a log larger than that is refused, and /dev/zero or a
@@ -117,6 +120,8 @@ int runImport(const ImportArgs& args) {
       throw UsageError(fmt::format("--op '{}' is not a reduction collbench knows", args.op));
     }
   }
+  std::optional<MachineTopology> machine;
+  if (!args.topology.empty()) machine = loadTopologyFile(args.topology);
   std::string now = utcTimestamp();
   struct Parsed {
     std::string file;
@@ -136,6 +141,7 @@ int runImport(const ImportArgs& args) {
     options.importedAt = now;
     try {
       for (auto& run : parseImport(readFile(file), format, options)) {
+        judgeImport(run, machine ? &*machine : nullptr, args.topology);
         parsed.push_back({file, std::move(run)});
       }
     } catch (const UsageError& e) {
@@ -180,7 +186,9 @@ int runImport(const ImportArgs& args) {
     fmt::print("imported run {}: {}\n", id, describe(p.run, p.file));
     for (const auto& note : p.run.notes) {
       // What was inferred is said where the user looks (the rest is in `collbench show`).
-      if (note.find("inferred") != std::string::npos) fmt::print("  note: {}\n", note);
+      if (note.find("inferred") != std::string::npos || startsWith(note, "verdict ")) {
+        fmt::print("  note: {}\n", note);
+      }
     }
   }
   return finish();
@@ -211,6 +219,9 @@ void setupImportCommand(CLI::App& app, Action& action) {
                   "runs that do");
   cmd->add_option("--op", args->op, "Reduction of logs that do not state it (NCCL Inspector)");
   cmd->add_flag("--dry-run", args->dryRun, "Parse and show what would be imported; write nothing");
+  cmd->add_option("--topology", args->topology,
+                  "The machine the logs ran on (hwloc XML or collbench topology JSON): their "
+                  "figures are judged against its bound instead of the log's device lines");
   cmd->callback([&action, args] { action = [args] { return runImport(*args); }; });
 }
 

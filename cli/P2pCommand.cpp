@@ -6,10 +6,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <set>
+#include <tuple>
 
 #include "bench/P2p.h"
 #include "bench/P2pReport.h"
+#include "bench/Peak.h"
 #include "cli/Command.h"
 #include "cli/PlacementOptions.h"
 #include "cli/RunContext.h"
@@ -17,6 +21,7 @@
 #include "core/Error.h"
 #include "core/Size.h"
 #include "core/Text.h"
+#include "topology/LinkBounds.h"
 
 namespace cb::cli {
 namespace {
@@ -90,7 +95,35 @@ uint64_t matrixBytes(const P2pCliOptions& c, const P2pOptions& o) {
   return pick;
 }
 
-ResultRecord toRecord(const P2pPoint& p, int64_t runId, Statistic statistic) {
+// The bound of each measured pair (docs/PEAK.md), per direction; host ranks only: p2p moves host
+// memory, so ranks placed on GPUs get none. Ranks on one host need the copy bandwidth, measured
+// here on every rank at once (collective).
+std::map<std::pair<int, int>, Bound> pairPeaks(RunSession& s, const P2pOptions& o) {
+  std::map<std::pair<int, int>, Bound> out;
+  const RunTopology& topo = s.topology();
+  std::set<std::string> hosts;
+  for (const auto& p : topo.placements) {
+    if (!p.gpuBusId.empty()) return out;
+    hosts.insert(p.host);
+  }
+  const int n = s.team().size();
+  double copy = 0;
+  if (hosts.size() == 1 && n > 1) {
+    copy = measureCopyGBps(s.team(), copyProbeBytes(n), 10, o.timeoutSeconds);
+  }
+  for (const RankPair& pair : o.pairs) {
+    out[{pair.a, pair.b}] = pairLinkBound(topo.hosts, topo.placements, pair.a, pair.b, copy);
+  }
+  return out;
+}
+
+// bw moves one direction at a time, bibw both; latency has no bandwidth bound.
+double peakOf(const P2pPoint& p, const Bound& b) {
+  if (p.test == P2pTest::kLatency || !b.known()) return 0;
+  return p.test == P2pTest::kBibw ? 2 * b.busbw : b.busbw;
+}
+
+ResultRecord toRecord(const P2pPoint& p, int64_t runId, Statistic statistic, const Bound& peak) {
   ResultRecord r;
   r.runId = runId;
   r.collective = std::string(p2pTestName(p.test));
@@ -106,6 +139,10 @@ ResultRecord toRecord(const P2pPoint& p, int64_t runId, Statistic statistic) {
   if (p.status == "ok" || p.bandwidthGBs != 0) r.algbw = r.busbw = p.bandwidthGBs;
   if (p.wrong >= 0) r.wrong = p.wrong;  // -1: not verified
   setTiming(r, p.summary, p.timeSeconds, p.iterations, statistic, p.samples, p.rankSamples);
+  if (peak.known() && peakOf(p, peak) > 0) {
+    r.peakGBps = peakOf(p, peak);
+    r.peakLimit = peak.limit;
+  }
   return r;
 }
 
@@ -170,14 +207,29 @@ int doP2p(const P2pCliOptions& c) {
       printDescription(out, mine, c.allPairs, matrix);
       for (const auto& [name, why] : bench.skipped()) report.skipped(name, why);
     }
+    const auto peaks = pairPeaks(s, mine);
+    std::map<std::tuple<int, int, std::string>, P2pPoint> largest;  // pair and transport
     P2pSink sink;
     sink.onPoint = [&](const P2pPoint& p) {
       report.add(p);
-      s.addResult(toRecord(p, s.runId(), mine.statistic));
+      auto peak = peaks.find({p.pair.a, p.pair.b});
+      s.addResult(
+          toRecord(p, s.runId(), mine.statistic, peak == peaks.end() ? Bound{} : peak->second));
+      if (p.status == "ok") largest[{p.pair.a, p.pair.b, p.transport}] = p;
     };
     sink.onPairEnd = [&](RankPair pair) { report.pairEnd(pair); };
     P2pSummary summary = bench.run(sink);
     if (root) report.finish(s.team().size(), matrix);
+    for (const auto& [key, p] : largest) {
+      auto peak = peaks.find({p.pair.a, p.pair.b});
+      if (!root || peak == peaks.end()) continue;
+      const double bound = peakOf(p, peak->second);
+      if (bound <= 0) continue;
+      fmt::print(
+          out, "# % of peak: {} {}-{} {}: {:.2f} GB/s at {}, {} of the {} bound ({:.2f} GB/s)\n",
+          p2pTestName(p.test), p.pair.a, p.pair.b, p.transport, p.bandwidthGBs, formatSize(p.bytes),
+          percentOfPeak(p.bandwidthGBs, bound), peak->second.limit, bound);
+    }
     return RunOutcome{summary.interrupted, summary.wrongTotal, "byte(s) received wrong"};
   });
 }

@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <set>
 
+#include "bench/Peak.h"
 #include "bench/Report.h"
 #include "bench/Sweep.h"
 #include "bench/TimingLoops.h"
@@ -22,6 +25,7 @@
 #include "core/OutputFile.h"
 #include "core/Size.h"
 #include "core/Text.h"
+#include "topology/LinkBounds.h"
 #if defined(COLLBENCH_HAVE_CUDA)
 #include "collectives/nccl/NcclTuning.h"
 #include "collectives/nccl/NcclVariantPlan.h"
@@ -63,6 +67,8 @@ struct RunOptions {
   bool ncclChoice = false;
   WorldOptions world;
   bool strict = false;
+  bool expect = false;
+  double expectFraction = 0;  // 0: the peak model's per link class
 };
 
 // --zero-copy: a size, or off (never).
@@ -200,8 +206,77 @@ bool onlyGpuVariants(const SweepOptions& sweep, const Registry& registry) {
   return true;
 }
 
+// The bounds of the run's collectives from its topology (host ranks on one host: the copy
+// bandwidth measured here, on every rank at once), and the header line that gives them.
+struct RunPeaks {
+  std::map<Collective, Bound> bounds;
+  bool deviceRanks = false;
+  std::string header;
+  void apply(PointResult& p) const {
+    // GPU ranks bound the device variants; host variants beside them move through host memory,
+    // which the link bound does not describe.
+    bool device = startsWith(p.variant, "nccl") || p.variant.find("/cuda") != std::string::npos;
+    if (p.variant == "memcpy" || device != deviceRanks) return;
+    auto it = bounds.find(p.coll);
+    if (it == bounds.end() || !it->second.known()) return;
+    p.peak = it->second.busbw;
+    p.peakLimit = it->second.limit;
+  }
+};
+
+RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep) {
+  RunPeaks peaks;
+  const RunTopology& topo = s.topology();
+  std::set<std::string> hosts;
+  for (const auto& p : topo.placements) {
+    hosts.insert(p.host);
+    peaks.deviceRanks = peaks.deviceRanks || !p.gpuBusId.empty();
+  }
+  double copy = 0;
+  const int n = s.team().size();
+  if (!peaks.deviceRanks && hosts.size() == 1 && n > 1) {
+    const uint64_t bytes = copyProbeBytes(n);
+    copy = measureCopyGBps(s.team(), bytes, 10, sweep.timeoutSeconds);
+    peaks.header +=
+        fmt::format("# peak: host memory copy {:.2f} GB/s per rank ({} ranks copying {} at once)\n",
+                    copy, n, formatSize(bytes));
+  }
+  for (Collective c : sweep.collectives) {
+    Bound b = collectiveLinkBound(topo.hosts, topo.placements, c, copy);
+    peaks.header += b.known() ? fmt::format("# peak: {} bound {:.2f} GB/s busbw: {}\n",
+                                            collectiveName(c), b.busbw, b.basis)
+                              : fmt::format("# peak: {}: no bound known for this hardware ({})\n",
+                                            collectiveName(c), b.unknownWhy);
+    peaks.bounds[c] = std::move(b);
+  }
+  return peaks;
+}
+
+// Rank 0, after the tables: the % of peak view and one verdict per collective and variant;
+// returns how many are low when --expect asks (0 otherwise).
+int64_t reportVerdicts(const RunOptions& o, const RunPeaks& peaks,
+                       const std::vector<PointResult>& all, RunSession& s) {
+  auto verdicts = judgeRun(all, peaks.bounds, o.expectFraction);
+  s.setDetail("peak", verdictsJson(verdicts, peaks.bounds, "run topology"));
+  if (o.format == "collbench") fmt::print("{}{}", peakView(all), verdictLines(verdicts));
+  int64_t low = 0;
+  for (const auto& v : verdicts) {
+    if (v.verdict.kind != Verdict::Kind::kLow) continue;
+    ++low;
+    if (o.expect) {
+      fmt::print(stderr, "collbench: --expect: {} {} is {}\n", collectiveName(v.coll), v.variant,
+                 v.verdict.line);
+    }
+  }
+  return o.expect ? low : 0;
+}
+
 int doRun(const RunOptions& o) {
   SweepOptions sweep = toSweep(o);  // bad input fails here, before any rank starts
+  if (o.expectFraction < 0 || o.expectFraction > 2) {
+    throw UsageError(fmt::format("--expect-fraction {} is not a share of the bound in (0, 2]",
+                                 o.expectFraction));
+  }
   checkRunInputs(sweep, !o.stepBytes.empty(), o.ranksPerNode, o.db, o.noDb, o.label);
   parseSideMetric(o.sideMetric);
   if (!o.json.empty()) checkOutputPath(o.json, "--json");
@@ -271,12 +346,16 @@ int doRun(const RunOptions& o) {
       lines.push_back("# " + memory);
       s.printHeader(out, lines);
     }
+    RunPeaks peaks = runPeaks(s, sweep);
+    if (root && o.format == "collbench") fmt::print(out, "{}", peaks.header);
     ProgressLine progress(sweep, s.team().size(), root);  // on a terminal only
     SweepSink sink;
-    sink.onPoint = [&](const PointResult& p) {
+    sink.onPoint = [&](const PointResult& measured) {
       progress.clear();
+      PointResult p = measured;
+      peaks.apply(p);
       report.add(p);
-      if (!o.json.empty() || !o.csv.empty()) all.push_back(p);
+      all.push_back(p);
       s.addResult(toRecord(p, s.runId(), sweep.statistic));
       progress.pointDone();
     };
@@ -288,7 +367,9 @@ int doRun(const RunOptions& o) {
       if (!o.json.empty()) writeJsonFile(o.json, headerFields(s.record()), all);
       if (!o.csv.empty()) writeCsvFile(o.csv, all);
     }
-    return RunOutcome{summary.interrupted, summary.wrongTotal, "wrong element(s)"};
+    RunOutcome outcome{summary.interrupted, summary.wrongTotal, "wrong element(s)"};
+    if (root) outcome.low = reportVerdicts(o, peaks, all, s);
+    return outcome;
   });
 }
 
@@ -392,6 +473,12 @@ void setupRunCommand(CLI::App& app, Action& action) {
       "Ranks of the local world (threads; default: cores, at least 2; one per visible GPU "
       "when only GPU variants are named)");
   addPlacementOptions(sub, o->world, o->strict);
+  sub->add_flag("--expect", o->expect,
+                "Acceptance test: exit 1 when a collective's best busbw (sizes from 16 MiB) is "
+                "below the expected share of its hardware bound (docs/PEAK.md)");
+  sub->add_option("--expect-fraction", o->expectFraction,
+                  "The share of the bound below which a figure is low (default: per link class, "
+                  "a tenth below the usual share, else 0.5)");
   sub->add_option("--inject-delay", o->injectDelay,
                   "Testing aid: add US microseconds, or PCT% of its own time, to every timed call "
                   "[of VARIANT [at SIZE]]");

@@ -31,6 +31,10 @@ ResultRecord toRecord(const PointResult& p, int64_t runId, Statistic statistic) 
   if (p.status == "ok" || p.algbw != 0) r.algbw = p.algbw;
   if (p.status == "ok" || p.busbw != 0) r.busbw = p.busbw;
   if (p.wrong >= 0) r.wrong = p.wrong;  // -1: not verified
+  if (p.peak > 0) {
+    r.peakGBps = p.peak;
+    r.peakLimit = p.peakLimit;
+  }
   setTiming(r, p.summary, p.timeSeconds, p.iterations, statistic, p.samples, p.rankSamples);
   return r;
 }

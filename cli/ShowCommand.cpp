@@ -14,9 +14,11 @@
 #include "bench/Report.h"
 #include "bench/Sweep.h"
 #include "cli/Command.h"
+#include "cli/PeakJudge.h"
 #include "cli/RunRef.h"
 #include "cli/TextTable.h"
 #include "core/Error.h"
+#include "core/PeakModel.h"
 #include "results/Store.h"
 #include "topology/Placement.h"
 
@@ -101,8 +103,14 @@ void printGroup(const std::vector<const ResultRecord*>& group, bool withSamples)
   std::vector<TextTable::Column> columns{
       {"size", A::kRight}, {"count", A::kRight}, {"variant"}, {"place"}};
   if (anyRoot) columns.push_back({"root", A::kRight});
+  const bool anyPeak = std::any_of(group.begin(), group.end(),
+                                   [](const ResultRecord* r) { return r->peakGBps.has_value(); });
   for (const char* title : {"time(us)", "algbw", "busbw", "#wrong", "iters", "cv"}) {
     columns.push_back({title, A::kRight});
+  }
+  if (anyPeak) {
+    columns.push_back({"peak", A::kRight});
+    columns.push_back({"%peak", A::kRight});
   }
   columns.push_back({"note"});
   TextTable table(std::move(columns));
@@ -117,6 +125,10 @@ void printGroup(const std::vector<const ResultRecord*>& group, bool withSamples)
     row.push_back(whole(r->wrong));
     row.push_back(whole(r->iterations));
     row.push_back(ok && r->cv ? fmt::format("{:.1f}%", *r->cv * 100) : "-");
+    if (anyPeak) {
+      row.push_back(fixed(r->peakGBps));
+      row.push_back(ok && r->busbw && r->peakGBps ? percentOfPeak(*r->busbw, *r->peakGBps) : "-");
+    }
     row.push_back(ok ? "" : r->message.empty() ? r->status : r->status + ": " + r->message);
     table.addRow(std::move(row));
   }
@@ -223,6 +235,7 @@ int doShow(const ShowOptions& o) {
     return 0;
   }
   for (const auto& group : groupResults(results)) printGroup(group, o.samples);
+  fmt::print("{}", storedVerdictLines(store, *run));
   return 0;
 }
 

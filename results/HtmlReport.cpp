@@ -786,6 +786,13 @@ std::string runSection(const ReportRun& rr, Palette& palette) {
       auto x = static_cast<double>(r->sizeBytes);
       addPoint(charts.busbw, line, false, x, r->busbw, name);
       addPoint(charts.latency, line, false, x, timeOf(*r), name);
+      if (r->peakGBps) {
+        // The hardware's bound (docs/PEAK.md), dashed across the busbw chart.
+        std::string bound = "bound: " + r->peakLimit;
+        LegendEntry peak{palette.key(bound), bound, palette.index(bound)};
+        addLegend(legend, peak);
+        addPoint(charts.busbw, peak, true, x, r->peakGBps, bound);
+      }
     }
     out += fmt::format("<div class=\"figure\">\n<h3>{}</h3>\n<div class=\"charts\">\n{}{}</div>\n",
                        htmlEscape(title), renderSvgChart(charts.busbw),

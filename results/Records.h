@@ -65,6 +65,9 @@ struct ResultRecord {
   std::optional<double> meanUs, minUs, maxUs, p99Us, cv;
   std::optional<double> algbw, busbw;  // GB/s (1e9 B/s)
   std::optional<int64_t> wrong;        // unset: not checked; 0: verified
+  // The busbw bound of the hardware under the point (core/PeakModel.h); unset: none known.
+  std::optional<double> peakGBps;
+  std::string peakLimit;  // what sets it: "NVLink4 x18", "host memory"; "" unknown
   // Per-iteration times in us as reported (combined over ranks), and per rank (rank-major,
   // nranks x iterations); empty when not kept (imports).
   std::vector<double> samplesUs;

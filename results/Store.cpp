@@ -202,6 +202,11 @@ ALTER TABLE results_new RENAME TO results;
 CREATE INDEX results_run_id ON results (run_id);
 CREATE INDEX results_point ON results (collective, variant, dtype, op, size_bytes, placement);
 )sql",
+    // 4: the bound the hardware sets on each point's busbw (core/PeakModel.h): NULL unknown.
+    R"sql(
+ALTER TABLE results ADD COLUMN peak_gbps REAL;
+ALTER TABLE results ADD COLUMN peak_limit TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 constexpr int kLatestVersion = static_cast<int>(std::size(kMigrations));
@@ -214,7 +219,7 @@ constexpr const char* kRunColumns =
 constexpr const char* kResultColumns =
     "id, run_id, collective, variant, dtype, op, root, size_bytes, count, placement, nranks, "
     "status, message, iterations, time_us, statistic, median_us, mean_us, min_us, max_us, "
-    "p99_us, cv, algbw, busbw, wrong";
+    "p99_us, cv, algbw, busbw, wrong, peak_gbps, peak_limit";
 
 RunRecord readRun(const Statement& s) {
   RunRecord r;
@@ -279,6 +284,8 @@ ResultRecord readResult(const Statement& s, int first = 0) {
     *v = optionalDouble(s, c++);
   }
   r.wrong = optionalInt(s, c++);
+  r.peakGBps = optionalDouble(s, c++);
+  r.peakLimit = s.textAt(c++);
   return r;
 }
 
@@ -310,9 +317,9 @@ class ResultWriter {
         result_(db,
                 "INSERT INTO results (run_id, collective, variant, dtype, op, root, size_bytes, "
                 "count, placement, nranks, status, message, iterations, time_us, statistic, "
-                "median_us, mean_us, min_us, max_us, p99_us, cv, algbw, busbw, wrong) VALUES "
-                "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-                "?18, ?19, ?20, ?21, ?22, ?23, ?24)"),
+                "median_us, mean_us, min_us, max_us, p99_us, cv, algbw, busbw, wrong, peak_gbps, "
+                "peak_limit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+                "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"),
         samples_(db, "INSERT INTO samples (result_id, times_us) VALUES (?1, ?2)"),
         rankSamples_(db,
                      "INSERT INTO rank_samples (result_id, rank, times_us) VALUES (?1, ?2, ?3)") {}
@@ -351,6 +358,8 @@ class ResultWriter {
       bindOptional(result_, i++, *v);
     }
     bindOptional(result_, i++, r.wrong);
+    bindOptional(result_, i++, r.peakGBps);
+    result_.bind(i++, r.peakLimit);
     try {
       result_.run();
     } catch (const SqliteError& e) {

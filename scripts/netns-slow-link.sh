@@ -10,7 +10,8 @@
 #
 #   scripts/netns-slow-link.sh COLLBENCH [--ranks N] [--slow-link A-B | --slow-hop A-B |
 #                              --slow-rank R | --slow-rank-in R | --all-rate RATE] [--rate RATE]
-#                              [--expect | --expect-text TEXT] [--opt-in] [-- DIAG ARGS...]
+#                              [--expect | --expect-text TEXT | --expect-below] [--opt-in]
+#                              [-- DIAG ARGS...]
 #
 # --slow-hop A-B throttles A's traffic to B only (the link one way). --expect-text TEXT is
 # --expect, and a SUSPECT line must also hold TEXT (e.g. the direction `diag ranks` names).
@@ -34,7 +35,7 @@ die() { echo "netns-slow-link: $*" >&2; exit 2; }
 bin=$(readlink -f "$1") || die "no collbench binary '$1'"
 shift
 [[ -x $bin ]] || die "'$bin' is not executable"
-ranks=4 text="" link="" oneway=0 rank="" inward=0 rate=200mbit allrate="" expect=0 optin=0
+ranks=4 text="" link="" oneway=0 rank="" inward=0 rate=200mbit allrate="" expect=0 optin=0 below=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
@@ -46,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --all-rate) allrate=$2; shift 2 ;;
     --expect) expect=1; shift ;;
     --expect-text) expect=1 text=$2; shift 2 ;;
+    --expect-below) below=1; shift ;;
     --opt-in) optin=1; shift ;;
     --) shift; break ;;
     *) die "unknown option '$1'" ;;
@@ -151,6 +153,14 @@ timeout 600 mpirun --oversubscribe --bind-to none --mca pml ob1 --mca btl tcp,se
   --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include "$bridge" "${mpmd[@]}" \
   2>&1 | tee "$out"
 status=${PIPESTATUS[0]}
+# --expect-below: every link under the physical bound diag links was given (--link-rate), and no
+# suspect: alike but slow is not healthy (docs/PEAK.md).
+if [[ $below -eq 1 ]]; then
+  if grep -q '^below bound: every link' "$out" && ! grep -qE '^SUSPECT ' "$out" && [[ $status -eq 1 ]]; then
+    echo "PASS: every link below its bound, no suspect"; exit 0
+  fi
+  echo "FAIL: expected 'below bound: every link' and exit 1, got exit $status"; exit 1
+fi
 [[ $expect -eq 1 ]] || exit "$status"
 
 # The verdict must name exactly what was throttled.

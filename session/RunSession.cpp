@@ -166,6 +166,11 @@ int runMeasuringCommand(const SessionOptions& o,
       fmt::print(stderr, "collbench: verification failed: {} {}\n", outcome.wrong,
                  outcome.wrongUnit);
       exitCode = 1;
+    } else if (outcome.low > 0) {
+      fmt::print(stderr,
+                 "collbench: --expect: {} figure(s) below their expected share of the bound\n",
+                 outcome.low);
+      exitCode = 1;
     }
   });
   return exitCode;

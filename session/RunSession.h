@@ -91,6 +91,7 @@ struct RunOutcome {
   bool interrupted = false;  // stopped between points on SIGINT/SIGTERM
   int64_t wrong = 0;         // > 0: verification failed (exit 1)
   std::string wrongUnit = "wrong element(s)";
+  int64_t low = 0;  // > 0: figures below their expected share of the bound (run --expect; exit 1)
 };
 
 // The lifecycle every measuring command shares. Installs the SIGINT/SIGTERM handlers, starts the

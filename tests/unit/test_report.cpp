@@ -261,6 +261,8 @@ std::vector<PointResult> samplePoints() {
   a.samples = {12e-6, 12.5e-6, 13e-6};
   a.rankSamples = {11e-6, 12.5e-6, 13e-6, 12e-6, 12e-6, 12.5e-6};
   a.summary = cb::summarize(a.samples);
+  a.peak = 0.24;
+  a.peakLimit = "host memory";
   auto b = point(Collective::kBroadcast, 64, 16, Placement::kIn, 0, 0, 0, -1, "mpi");
   b.status = "unsupported";
   b.message = "needs \"power of two\", ranks";
@@ -292,6 +294,10 @@ TEST(ResultsExport, JsonRoundTrip) {
   EXPECT_DOUBLE_EQ(p["algbw_gbps"].get<double>(), 0.08);
   EXPECT_DOUBLE_EQ(p["busbw_gbps"].get<double>(), 0.12);
   EXPECT_EQ(p["wrong"], 0);
+  EXPECT_DOUBLE_EQ(p["peak_gbps"].get<double>(), 0.24);
+  EXPECT_EQ(p["peak_limit"], "host memory");
+  EXPECT_DOUBLE_EQ(p["pct_of_peak"].get<double>(), 50);
+  EXPECT_TRUE(j["points"][1]["peak_gbps"].is_null());
   EXPECT_EQ(p["summary_us"]["n"], 3u);
   EXPECT_NEAR(p["summary_us"]["median"].get<double>(), 12.5, 1e-9);
   EXPECT_NEAR(p["summary_us"]["min"].get<double>(), 12.0, 1e-9);
@@ -326,7 +332,7 @@ TEST(ResultsExport, CsvHeaderAndRows) {
   EXPECT_EQ(lines[0],
             "collective,variant,dtype,op,root,bytes,count,placement,nranks,status,iterations,"
             "time_us,algbw_gbps,busbw_gbps,wrong,median_us,mean_us,min_us,max_us,p99_us,stddev_us,"
-            "cv,message");
+            "cv,peak_gbps,pct_of_peak,message");
   EXPECT_EQ(
       lines[1].rfind("allreduce,ring/local,float,sum,,1024,256,out,2,ok,20,12.5,0.08,0.12,0,", 0),
       0u)
@@ -335,6 +341,7 @@ TEST(ResultsExport, CsvHeaderAndRows) {
   EXPECT_EQ(lines[2].rfind("broadcast,mpi,float,sum,0,64,16,in,16,unsupported,20,,,,,,,,,,,,", 0),
             0u)
       << lines[2];
+  EXPECT_NE(lines[1].find(",0.24,50,"), std::string::npos) << lines[1];
   // The message holds a comma and quotes: one quoted field with doubled quotes.
   EXPECT_NE(lines[2].find(",\"needs \"\"power of two\"\", ranks\""), std::string::npos) << lines[2];
 }

@@ -1,0 +1,172 @@
+#include "bench/Peak.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/Clock.h"
+#include "core/Communicator.h"
+
+namespace cb {
+
+uint64_t copyProbeBytes(int nranks) {
+  return std::clamp<uint64_t>((512ull << 20) / std::max(nranks, 1), 8ull << 20, kCopyProbeBytes);
+}
+
+double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeoutSeconds) {
+  Communicator& comm = team.comm();
+  const int n = comm.size();
+  // Plain pages, faulted in before timing: the first touch is not what a copy costs.
+  std::unique_ptr<char[]> src(new char[bytes]), dst(new char[bytes]);
+  std::memset(src.get(), 1, bytes);
+  std::memset(dst.get(), 0, bytes);
+  auto timed = [&] {
+    comm.barrier(Deadline::after(timeoutSeconds));
+    double t0 = nowSeconds();
+    std::memcpy(dst.get(), src.get(), bytes);
+    return nowSeconds() - t0;
+  };
+  timed();
+  std::vector<double> mine(static_cast<size_t>(std::max(iterations, 1)));
+  for (auto& t : mine) t = timed();
+  auto all = comm.allgatherBytes(mine.data(), mine.size() * sizeof(double),
+                                 Deadline::after(timeoutSeconds));
+  std::vector<double> times(all.size() / sizeof(double));
+  std::memcpy(times.data(), all.data(), all.size());
+  std::vector<double> slowest(mine.size(), 0);
+  for (int r = 0; r < n; ++r) {
+    for (size_t i = 0; i < mine.size(); ++i) {
+      slowest[i] = std::max(slowest[i], times[r * mine.size() + i]);
+    }
+  }
+  // The fastest iteration: noise (other processes, a descheduled rank) only ever slows a copy,
+  // and a bound is what the memory can do.
+  const double t = *std::min_element(slowest.begin(), slowest.end());
+  return t > 0 ? static_cast<double>(bytes) / t / 1e9 : 0;
+}
+
+namespace {
+
+bool judged(const PointResult& p) {
+  return p.status == "ok" && p.wrong <= 0 && p.iterations > 0 && p.variant != "memcpy";
+}
+
+}  // namespace
+
+std::string peakView(const std::vector<PointResult>& points) {
+  std::string out;
+  std::vector<Collective> colls;
+  for (const auto& p : points) {
+    if (p.peak > 0 && std::find(colls.begin(), colls.end(), p.coll) == colls.end()) {
+      colls.push_back(p.coll);
+    }
+  }
+  for (Collective c : colls) {
+    Placement pl = Placement::kOut;
+    bool anyOut = std::any_of(points.begin(), points.end(), [&](const PointResult& p) {
+      return p.coll == c && p.placement == Placement::kOut && judged(p);
+    });
+    if (!anyOut) pl = Placement::kIn;
+    std::vector<std::string> variants;
+    std::set<uint64_t> sizes;
+    const PointResult* first = nullptr;
+    for (const auto& p : points) {
+      if (p.coll != c || p.placement != pl || !judged(p)) continue;
+      if (!first) first = &p;
+      if (std::find(variants.begin(), variants.end(), p.variant) == variants.end()) {
+        variants.push_back(p.variant);
+      }
+      sizes.insert(p.bytes);
+    }
+    if (!first) continue;
+    out += fmt::format("# % of peak: {}, {}, {} ranks; bound {:.2f} GB/s busbw ({})\n",
+                       collectiveName(c), placementName(pl), first->nranks, first->peak,
+                       first->peakLimit);
+    std::vector<size_t> width;
+    for (const auto& v : variants) width.push_back(std::max<size_t>(v.size(), 14));
+    out += fmt::format("# {:>10}", "size");
+    for (size_t i = 0; i < variants.size(); ++i)
+      out += fmt::format("  {:>{}}", variants[i], width[i]);
+    out += fmt::format("  {:>9}\n", "peak");
+    for (uint64_t b : sizes) {
+      out += fmt::format("{:>12}", b);
+      double peak = 0;
+      for (size_t i = 0; i < variants.size(); ++i) {
+        auto it = std::find_if(points.begin(), points.end(), [&](const PointResult& p) {
+          return p.coll == c && p.placement == pl && p.bytes == b && p.variant == variants[i] &&
+                 judged(p);
+        });
+        std::string cell = "-";
+        if (it != points.end()) {
+          cell = it->peak > 0
+                     ? fmt::format("{:.2f} {:>4}", it->busbw, percentOfPeak(it->busbw, it->peak))
+                     : fmt::format("{:.2f}    ?", it->busbw);
+          peak = std::max(peak, it->peak);
+        }
+        out += fmt::format("  {:>{}}", cell, width[i]);
+      }
+      out += fmt::format("  {:>9}\n", peak > 0 ? fmt::format("{:.2f}", peak) : "?");
+    }
+    out += "#\n";
+  }
+  return out;
+}
+
+std::vector<RunVerdict> judgeRun(const std::vector<PointResult>& points,
+                                 const std::map<Collective, Bound>& bounds,
+                                 double expectedOverride) {
+  std::vector<RunVerdict> out;
+  for (const auto& p : points) {
+    if (p.variant == "memcpy") continue;
+    auto seen = std::find_if(out.begin(), out.end(), [&](const RunVerdict& v) {
+      return v.coll == p.coll && v.variant == p.variant;
+    });
+    if (seen != out.end()) continue;
+    std::vector<std::pair<uint64_t, double>> figures;
+    for (const auto& q : points) {
+      if (q.coll == p.coll && q.variant == p.variant && judged(q)) {
+        figures.emplace_back(q.bytes, q.busbw);
+      }
+    }
+    auto b = bounds.find(p.coll);
+    Bound none;
+    none.unknownWhy = "no topology";
+    out.push_back({p.coll, p.variant,
+                   judge(figures, b == bounds.end() ? none : b->second, expectedOverride)});
+  }
+  return out;
+}
+
+std::string verdictLines(const std::vector<RunVerdict>& verdicts) {
+  std::string out;
+  for (const auto& v : verdicts) {
+    out += fmt::format("# verdict {} {}: {}\n", collectiveName(v.coll), v.variant,
+                       verdictText(v.verdict));
+  }
+  return out;
+}
+
+std::string verdictsJson(const std::vector<RunVerdict>& verdicts,
+                         const std::map<Collective, Bound>& bounds, const std::string& from) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& v : verdicts) {
+    nlohmann::ordered_json j = {{"collective", collectiveName(v.coll)},
+                                {"variant", v.variant},
+                                {"verdict", verdictKindName(v.verdict.kind)},
+                                {"line", verdictText(v.verdict)}};
+    auto b = bounds.find(v.coll);
+    if (b != bounds.end() && b->second.known()) {
+      j["peak_gbps"] = b->second.busbw;
+      j["limit"] = b->second.limit;
+      j["basis"] = b->second.basis;
+    }
+    list.push_back(std::move(j));
+  }
+  return nlohmann::ordered_json{{"from", from}, {"verdicts", std::move(list)}}.dump();
+}
+
+}  // namespace cb

@@ -1,0 +1,49 @@
+// The engine's side of the peak model (core/PeakModel.h): the copy bandwidth host collectives are
+// judged by, measured once per run, the "% of peak" view of a run's points and the verdict per
+// collective and variant that `run` prints at its end (and `--expect` acts on).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench/Sweep.h"
+#include "core/PeakModel.h"
+
+namespace cb {
+
+// Bytes per rank the copy bandwidth is measured with: past the last-level cache of most hosts
+// (each rank copies between two buffers of this size, all ranks at once).
+inline constexpr uint64_t kCopyProbeBytes = 64ull << 20;
+// The size each of n ranks copies: past the caches and within memory (512 MiB over all ranks,
+// 8 to 64 MiB each).
+uint64_t copyProbeBytes(int nranks);
+
+// Collective: every rank memcpy's `bytes` at the same time, `iterations` times after a warm-up
+// (a barrier before each); returns the bytes one rank copied per second (GB/s) in the fastest
+// iteration (timed by its slowest rank), the same on every rank.
+double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeoutSeconds);
+
+// Sizes down, variants across: busbw and its share of the point's bound, per collective (the
+// out-of-place points, else the in-place ones); "" when no point has a bound.
+std::string peakView(const std::vector<PointResult>& points);
+
+struct RunVerdict {
+  Collective coll;
+  std::string variant;
+  Verdict verdict;
+};
+// Per collective and variant (memcpy excluded) over its ok, verified points of both placements.
+std::vector<RunVerdict> judgeRun(const std::vector<PointResult>& points,
+                                 const std::map<Collective, Bound>& bounds,
+                                 double expectedOverride = 0);
+// "# verdict allreduce ring/shm: best 7.21 GB/s busbw: normal: 74% of ..." one line each.
+std::string verdictLines(const std::vector<RunVerdict>& verdicts);
+// The run detail "peak" (`show` prints its lines): {"from": ..., "verdicts": [{collective,
+// variant, verdict, line, peak_gbps, limit, basis}]}; imports keep the same under
+// environment.peak.
+std::string verdictsJson(const std::vector<RunVerdict>& verdicts,
+                         const std::map<Collective, Bound>& bounds, const std::string& from);
+
+}  // namespace cb

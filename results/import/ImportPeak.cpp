@@ -1,0 +1,82 @@
+#include "results/import/ImportPeak.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/Collective.h"
+
+namespace cb {
+
+std::optional<LogMachine> logMachine(const ImportedRun& run) {
+  auto env = nlohmann::json::parse(run.run.environmentJson, nullptr, false);
+  if (!env.is_object() || !env.contains("devices") || !env["devices"].is_array() ||
+      env["devices"].empty()) {
+    return std::nullopt;
+  }
+  LogMachine m;
+  bool first = true;
+  std::map<std::string, int> perHost;
+  for (const auto& d : env["devices"]) {
+    std::string model = d.value("name", "");
+    std::string host = d.value("host", "");
+    if (first) m.gpuModel = model;
+    if (model != m.gpuModel) m.gpuModel.clear();
+    first = false;
+    if (std::find(m.hosts.begin(), m.hosts.end(), host) == m.hosts.end()) m.hosts.push_back(host);
+    m.rankHosts.push_back(host);
+    m.localRanks.push_back(perHost[host]++);
+    ++m.ranks;
+  }
+  return m;
+}
+
+void judgeImportedRun(ImportedRun& run, const std::function<Bound(const std::string&)>& boundOf,
+                      const std::string& boundSource) {
+  std::vector<std::string> colls;
+  for (const auto& r : run.results) {
+    if (std::find(colls.begin(), colls.end(), r.collective) == colls.end()) {
+      colls.push_back(r.collective);
+    }
+  }
+  auto env = nlohmann::ordered_json::parse(run.run.environmentJson, nullptr, false);
+  if (!env.is_object()) env = nlohmann::ordered_json::object();
+  nlohmann::ordered_json verdicts = nlohmann::ordered_json::array();
+  for (const auto& c : colls) {
+    Bound b = boundOf(c);
+    std::vector<std::pair<uint64_t, double>> figures;
+    std::string variant;
+    for (auto& r : run.results) {
+      if (r.collective != c) continue;
+      if (variant.empty()) variant = r.variant;
+      if (b.known()) {
+        r.peakGBps = b.busbw;
+        r.peakLimit = b.limit;
+      }
+      if (r.status == "ok" && r.busbw && r.wrong.value_or(0) == 0) {
+        figures.emplace_back(r.sizeBytes, *r.busbw);
+      }
+    }
+    Verdict v = judge(figures, b);
+    const std::string line = verdictText(v);
+    run.notes.push_back(fmt::format("verdict {} {}: {}", c, variant, line));
+    nlohmann::ordered_json j = {{"collective", c},
+                                {"variant", variant},
+                                {"verdict", std::string(verdictKindName(v.kind))},
+                                {"line", line}};
+    if (b.known()) {
+      j["peak_gbps"] = b.busbw;
+      j["limit"] = b.limit;
+      j["basis"] = b.basis;
+    }
+    verdicts.push_back(std::move(j));
+  }
+  env["peak"] = {{"from", boundSource}, {"verdicts", std::move(verdicts)}};
+  env["importNotes"] = run.notes;
+  run.run.environmentJson =
+      env.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace cb

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# "Is this number normal?" (docs/PEAK.md): `run` prints the bound of each collective from the
+# copy bandwidth it measures, % of peak and a verdict per variant, and stores them (JSON, CSV,
+# database, show); a run slowed with --inject-delay is low and --expect exits 1 for it; imported
+# logs are judged by their device lines or by --topology; `diag links --link-rate` calls links
+# below a stated rate below bound; bad inputs exit 2 with one line.
+# Whether an unslowed run on a loaded machine is "normal" is timing: not asserted here.
+# Usage: peak.sh /path/to/collbench
+set -uo pipefail
+cb=${1:?usage: peak.sh COLLBENCH}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_peak.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+db=$tmp/cb.db
+source "$(dirname "$0")/lib/common.sh"
+
+run=(run allreduce --np 2 -b 16M -e 32M -w 1 -n 3 --algo ring --transport shm --db "$db")
+expect 0 "$cb" "${run[@]}" --json "$tmp/r.json" --csv "$tmp/r.csv"
+has "$out" "# peak: host memory copy"
+has "$out" "# peak: allreduce bound"
+has "$out" "# % of peak: allreduce, out, 2 ranks; bound"
+has "$out" "# verdict allreduce ring/shm: best"
+python3 - "$tmp/r.json" <<'EOF' || fail "JSON points carry no peak"
+import json, sys
+points = [p for p in json.load(open(sys.argv[1]))["points"] if p["status"] == "ok"]
+assert points and all(p["peak_gbps"] > 0 and p["pct_of_peak"] > 0 for p in points), points
+assert all(p["peak_limit"] == "host memory" for p in points)
+EOF
+has "$(head -1 "$tmp/r.csv")" "peak_gbps,pct_of_peak"
+expect 0 "$cb" show last --db "$db"
+has "$out" "%peak"
+has "$out" "# verdict allreduce ring/shm: best"
+peak=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from results where peak_gbps > 0 and peak_limit = ?", ("host memory",)).fetchone()[0])' "$db")
+[ "$peak" -ge 2 ] || fail "expected stored peaks, got $peak"
+
+# 1 s more per call at 32 MiB: at most 0.034 GB/s busbw, low against any host whose memory
+# copies 0.085 GB/s or more per rank (this VM with ten compilers beside it copied 0.19).
+slow=(run allreduce --np 2 -b 32M -e 32M -w 1 -n 2 --placement out --algo ring --transport shm
+  --db "$db" --inject-delay 1000000)
+expect 0 "$cb" "${slow[@]}"
+has "$out" "# verdict allreduce ring/shm: best"
+has "$out" ": low: "
+expect 1 "$cb" "${slow[@]}" --expect
+has "$err" "collbench: --expect: allreduce ring/shm is low: "
+has "$err" "collbench: --expect: 1 figure(s) below their expected share of the bound"
+# The same run judged against a share of 0.0001 of its bound is not low.
+expect 0 "$cb" "${slow[@]}" --expect --expect-fraction 0.0001
+has "$out" ": normal: "
+# Sizes below 16 MiB are not judged: --expect has nothing low.
+expect 0 "$cb" run allreduce --np 2 -b 1K -e 64K -w 1 -n 3 --algo ring --no-db --expect
+has "$out" "not judged: no size of 16 MiB or more"
+expect 2 "$cb" "${run[@]}" --expect-fraction 3
+one_line_error "--expect-fraction 3 is not a share of the bound"
+
+# Imported logs: judged by their own device lines.
+idb=$tmp/import.db
+samples=$src/tests/data/samples
+expect 0 "$cb" import --db "$idb" "$samples/nccltests_9_h100-1node-8gpu-g8-allreduce-nvls.txt"
+has "$out" "note: verdict allreduce nccl: best 368.69 GB/s busbw: normal: 82% of the NVLink4 x18"
+expect 0 "$cb" import --db "$idb" "$samples/nccltests_6_2080ti-pcie-nop2p-2gpu-g2-allreduce.txt"
+has "$out" "low: 25% of the PCIe gen3 x16 (no P2P) bound"
+expect 0 "$cb" import --db "$idb" "$samples/nccltests_1_h100-2node-16gpu-mpi-g1-allreduce.txt"
+has "$out" "no bound known for this hardware (the log spans several nodes"
+expect 0 "$cb" show 1 --db "$idb"
+has "$out" "%peak"
+has "$out" "# verdict allreduce nccl: best 368.69 GB/s busbw: normal"
+expect 0 "$cb" report 1 --db "$idb" -o "$tmp/report.html"
+grep -qF "bound: NVLink4 x18" "$tmp/report.html" || fail "the HTML report draws no bound line"
+# With the machine: the DGX-2 export (NVLink2 x6 through NVSwitch) for the DGX-2 log.
+expect 0 "$cb" import --db "$idb" --topology "$src/tests/data/topologies/nvidiaDGX2.xml" \
+  "$samples/nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt"
+has "$out" "normal: 82% of the NVLink2 x6 bound (150.0 GB/s)"
+# `topo --json` of a machine: this one has no GPU, so an 8-GPU log has no bound on it.
+expect 0 "$cb" topo --json --topology "$src/tests/data/topologies/nvidiaDGX2.xml"
+printf '%s\n' "$out" >"$tmp/dgx2.json"
+expect 0 "$cb" import --dry-run --topology "$tmp/dgx2.json" \
+  "$samples/nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt"
+has "$out" "normal: 82% of the NVLink2 x6 bound (150.0 GB/s)"
+expect 0 "$cb" import --dry-run --topology "$tmp/dgx2.json" \
+  "$samples/nccltests_1_h100-2node-16gpu-mpi-g1-allreduce.txt"
+has "$out" "no bound known for this hardware"
+expect 2 "$cb" import --db "$idb" --topology "$tmp/none.xml" \
+  "$samples/nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt"
+one_line_error "--topology $tmp/none.xml: cannot read"
+echo "not a topology" >"$tmp/bad.xml"
+expect 2 "$cb" import --db "$idb" --topology "$tmp/bad.xml" \
+  "$samples/nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt"
+one_line_error "--topology $tmp/bad.xml"
+
+# p2p: bw and bibw against the pair's bound (bibw: both directions), latency has none.
+pdb=$tmp/p2p.db
+expect 0 "$cb" p2p bw --np 2 -b 1M -e 2M -n 3 -w 1 --transport shm --db "$pdb"
+has "$out" "# % of peak: bw 0-1 shm: "
+has "$out" "of the host memory bound"
+expect 0 "$cb" p2p latency --np 2 -e 8 -n 3 -w 1 --transport shm --db "$pdb"
+[[ "$out" != *"% of peak"* ]] || fail "latency has no bandwidth bound: $out"
+peaks=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*), count(peak_gbps) from results r join runs u on u.id = r.run_id where r.collective = ?", (sys.argv[2],)).fetchone())' "$pdb" bw)
+[ "$peaks" = "(2, 2)" ] || fail "expected 2 bw results with a peak, got $peaks"
+
+# diag links against a stated link rate: 1000 Gb/s is beyond any thread pair here (every link
+# below bound, exit 1, instead of healthy); 0.001 Gb/s is below all of them (healthy).
+diag=(diag links --np 4 --no-db --size 64K -n 2 --latency-iters 10 --schedules 1 --no-confirm)
+expect 1 "$cb" "${diag[@]}" --link-rate 1000
+has "$out" "below bound: every link (6) under its physical bound"
+# (a noisy suspect may still exit 1 here: that is the peers' verdict, not the bound's)
+"$cb" "${diag[@]}" --link-rate 0.001 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" -le 1 ] || fail "diag links --link-rate 0.001 exited $rc: $(cat "$tmp/err")"
+! grep -q "below bound" "$tmp/out" || fail "links above 0.001 Gb/s called below bound"
+expect 2 "$cb" "${diag[@]}" --link-rate -1
+has "$err" "--link-rate"
+
+[ "$failures" -eq 0 ] || exit 1
+echo "peak: all checks passed"

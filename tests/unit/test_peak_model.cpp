@@ -1,0 +1,317 @@
+// The peak model and the bounds it gives on the recorded machines of tests/data/topologies, with
+// every expected bound worked out by hand in the comments.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/PeakModel.h"
+#include "results/import/Import.h"
+#include "results/import/ImportPeak.h"
+#include "topology/LinkBounds.h"
+#include "topology/Placement.h"
+#include "topology/Topology.h"
+
+namespace cb {
+namespace {
+
+MachineTopology load(const std::string& name) {
+  return loadTopologyXml(std::string(CB_SOURCE_DIR) + "/tests/data/topologies/" + name);
+}
+
+// One GPU rank per GPU of the machine, in bus order.
+std::vector<RankPlacement> gpuRanks(const MachineTopology& t, const std::string& host) {
+  std::vector<RankPlacement> out;
+  for (size_t i = 0; i < t.gpus.size(); ++i) {
+    out.push_back(
+        placeThisRank(t, static_cast<int>(i), host, static_cast<int>(i), t.gpus[i].busId));
+  }
+  return out;
+}
+
+constexpr double kGen3Lane = 8.0 * 128 / 130 / 8;  // 0.9846 GB/s per lane per direction
+
+TEST(PeakTable, EveryRowHasASource) {
+  for (const auto& row : peakTable()) {
+    EXPECT_GT(row.unitGBps, 0) << row.id;
+    EXPECT_FALSE(row.source.empty()) << row.id;
+    if (row.typical > 0) EXPECT_FALSE(row.typicalSource.empty()) << row.id;
+  }
+  EXPECT_DOUBLE_EQ(findLinkPeak("nvlink4")->unitGBps, 25);  // 18 links: 450 GB/s per direction
+  EXPECT_DOUBLE_EQ(findLinkPeak("ib-hdr")->unitGBps, 25);   // 200 Gb/s
+  EXPECT_EQ(findLinkPeak("nvlink9"), nullptr);
+}
+
+TEST(LinkBounds, Dgx2PairsAndCollectives) {
+  const auto t = load("nvidiaDGX2.xml");
+  auto ranks = gpuRanks(t, "dgx2");
+  ASSERT_EQ(ranks.size(), 16u);
+  // Any two V100s meet through the NVSwitches: each has 6 NVLink2 links of 25 GB/s = 150 GB/s.
+  Bound pair = pairLinkBound({t}, ranks, 0, 8);
+  EXPECT_DOUBLE_EQ(pair.busbw, 150);
+  EXPECT_EQ(pair.limit, "NVLink2 x6");
+  for (Collective c : {Collective::kAllReduce, Collective::kAllGather, Collective::kAllToAll}) {
+    Bound b = collectiveLinkBound({t}, ranks, c);
+    EXPECT_DOUBLE_EQ(b.busbw, 150) << collectiveName(c);
+  }
+  // The public usual fraction (370 of 450 GB/s) is NVLink4's; NVLink2 gets the default.
+  EXPECT_DOUBLE_EQ(expectedFraction(pair), kDefaultExpectedFraction);
+  EXPECT_DOUBLE_EQ(expectedFraction(nvlinkBound("nvlink4", 18, true)), 0.74);
+
+  // One link of GPU5 down: 5 x 25 = 125 GB/s bounds the ring.
+  auto degraded = t;
+  for (auto& e : degraded.nvlinks) {
+    if (e.from == t.gpus[5].busId && e.remoteKind == "nvswitch") {
+      e.linksDown = 1;
+      break;
+    }
+  }
+  EXPECT_DOUBLE_EQ(collectiveLinkBound({degraded}, ranks, Collective::kAllReduce).busbw, 125);
+  EXPECT_DOUBLE_EQ(pairLinkBound({degraded}, ranks, 0, 1).busbw, 150);
+
+  // Without the NVLinks, GPU0 and GPU1 share a PLX switch: PCIe gen3 x16 = 16 x 0.985 GB/s.
+  for (auto& r : ranks) r.nvlinkFabric.clear();
+  Bound pcie = pairLinkBound({t}, ranks, 0, 1);
+  EXPECT_NEAR(pcie.busbw, 16 * kGen3Lane, 1e-9);
+  EXPECT_EQ(pcie.limit, "PCIe gen3 x16");
+  EXPECT_NEAR(expectedFraction(pcie), 0.69, 1e-9);  // 12 of 15.75 GB/s usual (NVIDIA/nccl#406)
+}
+
+TEST(LinkBounds, Dgx2WithAGpuAtX8) {
+  const auto t = load("nvidiaDGX2-link-x8.xml");
+  auto ranks = gpuRanks(t, "dgx2");
+  // Through NVSwitch the PCIe link is not used: still 150 GB/s.
+  EXPECT_DOUBLE_EQ(collectiveLinkBound({t}, ranks, Collective::kAllReduce).busbw, 150);
+  for (auto& r : ranks) r.nvlinkFabric.clear();
+  // GPU2 (0000:39:00.0) trained at x8: 8 x 0.985 = 7.88 GB/s bounds its pairs and the ring.
+  ASSERT_EQ(ranks[2].gpuBusId, "0000:39:00.0");
+  Bound b = pairLinkBound({t}, ranks, 2, 3);
+  EXPECT_NEAR(b.busbw, 8 * kGen3Lane, 1e-9);
+  EXPECT_EQ(b.limit, "PCIe gen3 x8");
+  EXPECT_NEAR(collectiveLinkBound({t}, ranks, Collective::kAllReduce).busbw, 8 * kGen3Lane, 1e-9);
+  EXPECT_NEAR(pairLinkBound({t}, ranks, 0, 1).busbw, 16 * kGen3Lane, 1e-9);
+}
+
+TEST(LinkBounds, ConnectXServerAcrossTwoHosts) {
+  auto a = load("32em64t-2n8c2t-pci-normalio.xml");
+  auto b = a;
+  b.host = "conan2";
+  // Two host ranks per host, both nearest the ConnectX-4 (mlx5_0).
+  std::vector<RankPlacement> ranks;
+  for (int r = 0; r < 4; ++r) {
+    const auto& h = r < 2 ? a : b;
+    RankPlacement p = placeThisRank(h, r, h.host, r % 2, "");
+    p.nic = "mlx5_0";
+    ranks.push_back(p);
+  }
+  // The export records no port rate: no bound, never a guess.
+  Bound none = collectiveLinkBound({a, b}, ranks, Collective::kAllReduce);
+  EXPECT_FALSE(none.known());
+  EXPECT_EQ(judge({{1 << 30, 10.0}}, none).line,
+            "no bound known for this hardware (rate of mlx5_0 on conan unknown)");
+  // At 100 Gb/s InfiniBand (EDR): 12.5 GB/s for the host's one NIC, whatever shares it; a pair
+  // crossing it gets half when the two ranks of its host share the port.
+  for (auto* h : {&a, &b}) {
+    h->nics[0].ports[0].rateGbps = 100;
+    h->nics[0].ports[0].linkLayer = "InfiniBand";
+  }
+  Bound ring = collectiveLinkBound({a, b}, ranks, Collective::kAllReduce);
+  EXPECT_DOUBLE_EQ(ring.busbw, 12.5);
+  EXPECT_EQ(ring.limit, "InfiniBand EDR");
+  EXPECT_DOUBLE_EQ(expectedFraction(ring), 0.86);  // 12 of 12.5 usual (NVIDIA/nccl-tests#119)
+  EXPECT_DOUBLE_EQ(pairLinkBound({a, b}, ranks, 1, 2).busbw, 6.25);
+  // Alltoall: (n-L)/n = 1/2 of the data crosses; busbw counts 3/4: 12.5 x (3/2)/2 = 9.375.
+  EXPECT_DOUBLE_EQ(collectiveLinkBound({a, b}, ranks, Collective::kAllToAll).busbw, 9.375);
+}
+
+TEST(LinkBounds, FourNodeServerHostMemory) {
+  const auto t = load("96em64t-4n4d3ca2co-pci.xml");
+  std::vector<RankPlacement> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(placeThisRank(t, r, "h", r, ""));
+  // 5 GB/s copied per rank: allreduce moves 5(n-1)/n S per rank against 2 x 5 GB/s of memory
+  // traffic; busbw counts 2(n-1)/n S: 2/5 x 10 = 4 GB/s. Allgather 2(n-1)/n: 5 GB/s;
+  // reduce_scatter 3(n-1)/n: 10/3; reduce has no traffic model.
+  EXPECT_DOUBLE_EQ(collectiveLinkBound({t}, ranks, Collective::kAllReduce, 5).busbw, 4);
+  EXPECT_DOUBLE_EQ(collectiveLinkBound({t}, ranks, Collective::kAllGather, 5).busbw, 5);
+  EXPECT_NEAR(collectiveLinkBound({t}, ranks, Collective::kReduceScatter, 5).busbw, 10.0 / 3,
+              1e-12);
+  EXPECT_FALSE(collectiveLinkBound({t}, ranks, Collective::kReduce, 5).known());
+  EXPECT_FALSE(collectiveLinkBound({t}, ranks, Collective::kAllReduce, 0).known());
+  EXPECT_DOUBLE_EQ(pairLinkBound({t}, ranks, 0, 3, 5).busbw, 5);
+  EXPECT_EQ(expectedFraction(memoryBound(Collective::kAllReduce, 4, 5)), kDefaultExpectedFraction);
+}
+
+TEST(DeviceLines, SampleMachines) {
+  // 8 x H100 SXM on one node: NVLink4 x18 through NVSwitch, 450 GB/s.
+  Bound h100 = deviceLinesBound("NVIDIA H100 80GB HBM3", 8, 1);
+  EXPECT_DOUBLE_EQ(h100.busbw, 450);
+  EXPECT_EQ(h100.limit, "NVLink4 x18");
+  Verdict v = judge({{8ull << 30, 369.02}, {1 << 20, 60}}, h100);
+  EXPECT_EQ(v.kind, Verdict::Kind::kNormal);
+  EXPECT_EQ(v.line, "normal: 82% of the NVLink4 x18 bound (450.0 GB/s) at 8 GiB; expected >= 74%");
+  EXPECT_EQ(judge({{1ull << 30, 184.5}}, h100).kind, Verdict::Kind::kLow);
+  // 2 x RTX 2080 Ti: PCIe gen3 x16, no P2P on GeForce: through host memory, usually 6 of 15.75.
+  Bound ti = deviceLinesBound("NVIDIA GeForce RTX 2080 Ti", 2, 1);
+  EXPECT_NEAR(ti.busbw, 16 * kGen3Lane, 1e-9);
+  EXPECT_EQ(ti.limit, "PCIe gen3 x16 (no P2P)");
+  EXPECT_DOUBLE_EQ(expectedFraction(ti), 0.34);
+  EXPECT_EQ(judge({{1 << 30, 4.0}}, ti).kind, Verdict::Kind::kLow);
+  // The DGX-2's V100-SXM3: NVLink2 x6 through NVSwitch.
+  EXPECT_DOUBLE_EQ(deviceLinesBound("Tesla V100-SXM3-32GB", 12, 1).busbw, 150);
+  // Two nodes: the log does not name the NICs.
+  EXPECT_FALSE(deviceLinesBound("NVIDIA H100 80GB HBM3", 16, 2).known());
+  EXPECT_FALSE(deviceLinesBound("Some Future GPU", 8, 1).known());
+}
+
+TEST(Verdict, SmallSizesAndOverride) {
+  Bound b = nvlinkBound("nvlink4", 18, true);
+  EXPECT_EQ(judge({{1 << 20, 100}}, b).kind, Verdict::Kind::kNotJudged);
+  EXPECT_EQ(judge({{1 << 30, 340}}, b, 0.9).kind, Verdict::Kind::kLow);
+  EXPECT_EQ(percentOfPeak(225, 450), "50%");
+  EXPECT_EQ(percentOfPeak(225, 0), "");
+}
+
+// --- imported logs (tests/data/samples) ---------------------------------------------------------
+
+ImportedRun importSample(const std::string& name, size_t index = 0) {
+  std::ifstream in(std::string(CB_SOURCE_DIR) + "/tests/data/samples/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  ImportOptions o;
+  o.path = name;
+  auto runs = parseImport(text.str(), ImportFormat::kAuto, o);
+  return runs.at(index);
+}
+
+// The verdict note of a run judged by its own device lines.
+std::string judgedByDeviceLines(ImportedRun& run) {
+  auto m = logMachine(run);
+  EXPECT_TRUE(m.has_value());
+  judgeImportedRun(
+      run,
+      [&](const std::string&) {
+        return deviceLinesBound(m->gpuModel, m->ranks, static_cast<int>(m->hosts.size()));
+      },
+      "device lines");
+  return run.notes.back();
+}
+
+TEST(ImportedVerdicts, H100EightGpuAllreduceIsNormal) {
+  auto run = importSample("nccltests_9_h100-1node-8gpu-g8-allreduce-nvls.txt");
+  EXPECT_EQ(judgedByDeviceLines(run),
+            "verdict allreduce nccl: best 368.69 GB/s busbw: normal: 82% of the NVLink4 x18 bound "
+            "(450.0 GB/s) at 8 GiB; expected >= 74%");
+  EXPECT_DOUBLE_EQ(run.results.back().peakGBps.value_or(0), 450);
+  EXPECT_EQ(run.results.back().peakLimit, "NVLink4 x18");
+  EXPECT_NE(run.run.environmentJson.find("\"verdict\":\"normal\""), std::string::npos);
+}
+
+TEST(ImportedVerdicts, RtxPcieWithoutP2pIsLow) {
+  // 4.00 GB/s through host memory on PCIe gen3 x16: 25%, under the usual 6 of 15.75 GB/s.
+  auto run = importSample("nccltests_6_2080ti-pcie-nop2p-2gpu-g2-allreduce.txt");
+  EXPECT_EQ(judgedByDeviceLines(run),
+            "verdict allreduce nccl: best 4.00 GB/s busbw: low: 25% of the PCIe gen3 x16 (no P2P) "
+            "bound (15.8 GB/s) at 32 MiB; expected >= 34%");
+}
+
+TEST(ImportedVerdicts, Dgx2TwelveV100) {
+  auto run = importSample("nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt");
+  EXPECT_EQ(judgedByDeviceLines(run),
+            "verdict allreduce nccl: best 123.57 GB/s busbw: normal: 82% of the NVLink2 x6 bound "
+            "(150.0 GB/s) at 8 GiB; expected >= 50%");
+}
+
+TEST(ImportedVerdicts, TwoNodeLogsNeedTheirMachine) {
+  auto run = importSample("nccltests_4_h100-2node-slowpair-alltoall-sendrecv.txt");
+  EXPECT_EQ(judgedByDeviceLines(run),
+            "verdict alltoall nccl: no bound known for this hardware (the log spans several nodes "
+            "and does not name their NICs (give --topology))");
+  EXPECT_FALSE(run.results.front().peakGBps.has_value());
+}
+
+// An H100 node built as the DGX H100 is (its datasheet: 8 GPUs on NVSwitch, 18 NVLink4 links
+// each, 8 single-port ConnectX-7 at 400 Gb/s for compute), one NIC under each GPU's PCIe switch.
+// The sample cluster's own NICs are not published: this is the machine a user would pass with
+// `import --topology`.
+MachineTopology dgxH100() {
+  MachineTopology t;
+  t.host = "dgx-h100";
+  t.nvswitches = {"0000:f0:00.0"};
+  for (int i = 0; i < 8; ++i) {
+    PciNode sw;
+    sw.kind = PciNode::Kind::kBridge;
+    sw.busId = fmt::format("0000:{:02x}:00.0", 0x10 * (i + 1));
+    sw.vendorDevice = "1000:c030";
+    sw.role = "switch";
+    sw.numaNode = i / 4;
+    const int swIndex = static_cast<int>(t.pci.size());
+    t.pci.push_back(sw);
+    PciNode gpu;
+    gpu.busId = fmt::format("0000:{:02x}:00.0", 0x10 * (i + 1) + 1);
+    gpu.role = "gpu";
+    gpu.parent = swIndex;
+    gpu.numaNode = i / 4;
+    gpu.link.gbps = 63.0;
+    t.pci.push_back(gpu);
+    t.gpus.push_back({fmt::format("GPU{}", i), gpu.busId, "NVIDIA H100 80GB HBM3", "",
+                      static_cast<int>(t.pci.size()) - 1});
+    PciNode nic;
+    nic.busId = fmt::format("0000:{:02x}:00.0", 0x10 * (i + 1) + 2);
+    nic.role = "nic";
+    nic.parent = swIndex;
+    nic.numaNode = i / 4;
+    t.pci.push_back(nic);
+    Nic n;
+    n.name = fmt::format("mlx5_{}", i);
+    n.kind = "rdma";
+    n.busId = nic.busId;
+    n.ports = {{1, "ACTIVE", 400, "InfiniBand"}};
+    n.pci = static_cast<int>(t.pci.size()) - 1;
+    t.nics.push_back(n);
+    t.nvlinks.push_back({gpu.busId, t.nvswitches[0], "nvswitch", 18, 4, 0});
+  }
+  return t;
+}
+
+std::string judgedOn(ImportedRun& run, const MachineTopology& machine) {
+  auto m = logMachine(run);
+  std::vector<MachineTopology> hosts;
+  for (const auto& h : m->hosts) {
+    hosts.push_back(machine);
+    hosts.back().host = h;
+  }
+  auto placements = placeGpuRanks(machine, m->rankHosts, m->localRanks);
+  judgeImportedRun(
+      run,
+      [&](const std::string& c) {
+        return collectiveLinkBound(hosts, placements, parseCollective(c));
+      },
+      "topology");
+  std::string out;
+  for (const auto& n : run.notes) {
+    if (n.rfind("verdict ", 0) == 0) out += n + "\n";
+  }
+  return out;
+}
+
+TEST(ImportedVerdicts, SlowPairFlaggedOnItsMachine) {
+  const auto machine = dgxH100();
+  // 16 ranks on 2 hosts of 8 NICs of 50 GB/s: alltoall sends 8/16 of its data off the host and
+  // counts 15/16 in busbw: 400 / 8 x 15/8 = 93.75 GB/s. sendrecv: the crossing pair's NIC, 50.
+  auto slow = importSample("nccltests_4_h100-2node-slowpair-alltoall-sendrecv.txt", 0);
+  EXPECT_EQ(judgedOn(slow, machine),
+            "verdict alltoall nccl: best 16.13 GB/s busbw: low: 17% of the 8 x InfiniBand NDR "
+            "bound (93.8 GB/s) at 512 MiB; expected >= 50%\n");
+  auto normal = importSample("nccltests_5_h100-2node-normalpair-alltoall-sendrecv.txt", 0);
+  EXPECT_EQ(judgedOn(normal, machine),
+            "verdict alltoall nccl: best 75.34 GB/s busbw: normal: 80% of the 8 x InfiniBand NDR "
+            "bound (93.8 GB/s) at 16 GiB; expected >= 50%\n");
+  auto sendrecv = importSample("nccltests_5_h100-2node-normalpair-alltoall-sendrecv.txt", 1);
+  EXPECT_EQ(judgedOn(sendrecv, machine),
+            "verdict sendrecv nccl: best 29.06 GB/s busbw: normal: 58% of the InfiniBand NDR "
+            "bound (50.0 GB/s) at 2 GiB; expected >= 50%\n");
+}
+
+}  // namespace
+}  // namespace cb
