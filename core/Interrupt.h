@@ -4,11 +4,48 @@
 // nothing else.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+
+#include "core/Clock.h"
+
 namespace cb {
+
+class Communicator;
 
 void installInterruptHandlers();
 bool interruptRequested();
 int interruptSignal();           // the signal number received, 0 if none
 void requestInterrupt(int sig);  // for tests and the handler
+
+// Whether a wait should give up because of a signal. In the local world every wait does: the
+// world is one process and its threads stop together. Under MPI a rank that leaves a wait alone
+// leaves its peers' matching calls (and its own non-blocking collectives) in flight, and
+// MPI_Finalize then crashes progressing them; so an MPI world defers interrupts: waits ignore the
+// flag for a grace (0.5 s) in which the ranks meet at an agreed point (`stopIfInterrupted`), where
+// every call has completed on every rank. A wait still going after the grace (one long call)
+// gives up, since the launcher kills the ranks soon after; the rank must then leave without
+// MPI_Finalize (`waitAbandonedOnInterrupt`).
+bool interruptStopsWaits();
+void deferInterruptsToAgreedPoints();  // MpiWorld, once MPI is up; never undone
+bool waitAbandonedOnInterrupt();
+
+// What a rank stuck in a blocking MPI call after the grace does before it ends the process (the
+// rank board's watchdog, core/RankBoard.h): rank 0's run session marks the run interrupted. Set
+// while the run is open; an empty function clears it. The main thread is then inside MPI, so the
+// hook does not race with it.
+void setInterruptExitHook(std::function<void()> hook);
+void runInterruptExitHook();
+
+// Writes zeros over [p, p + bytes) (faulting the pages in) in slices, throwing InterruptedError
+// between them when interruptStopsWaits(): a full model's buffers took 40 s to fault in, far
+// past a signal.
+void zeroFillInterruptibly(void* p, size_t bytes);
+
+// An agreed stop point (collective over `comm`): true on every rank when any rank has seen SIGINT
+// or SIGTERM; a rank the signal missed then has its own flag set, so it ends the run alike.
+bool interruptAgreed(Communicator& comm, Deadline d);
+// Throws InterruptedError on every rank when interruptAgreed(comm, d).
+void stopIfInterrupted(Communicator& comm, Deadline d);
 
 }  // namespace cb

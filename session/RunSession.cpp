@@ -110,6 +110,7 @@ void RunSession::beginRun() {
   auto errors = comm().allgatherStrings(error, team_.setupDeadline());
   if (!errors[0].empty()) throw DatabaseError(errors[0]);
   begun_ = true;
+  if (store_) setInterruptExitHook([this] { endRun(RunStatus::kInterrupted); });
 }
 
 void RunSession::addResult(const ResultRecord& r) {
@@ -119,6 +120,8 @@ void RunSession::addResult(const ResultRecord& r) {
 void RunSession::setDetail(const std::string& kind, const std::string& json) {
   if (store_) store_->setRunDetail(runId_, kind, json);
 }
+
+RunSession::~RunSession() { setInterruptExitHook({}); }
 
 void RunSession::endRun(RunStatus status) {
   if (!store_ || !begun_ || ended_) return;
@@ -144,6 +147,10 @@ int runMeasuringCommand(const SessionOptions& o,
       if (!session.begun()) throw;
       const bool interrupted = interruptRequested() || e.kind() == ErrorKind::kInterrupted;
       session.endRun(interrupted ? RunStatus::kInterrupted : RunStatus::kFailed);
+      if (interrupted && world.worldKind() == WorldKind::kMpi && !session.root()) {
+        exitCode = 130;  // rank 0 prints the job's one line
+        return;
+      }
       if (interrupted) {
         throw InterruptedError(fmt::format("interrupted by signal {}", interruptSignal()));
       }
@@ -156,12 +163,16 @@ int runMeasuringCommand(const SessionOptions& o,
       }
       throw;
     }
-    if (!session.root()) return;
+    if (!session.root()) {
+      if (outcome.interrupted) exitCode = 130;
+      return;
+    }
     session.endRun(outcome.interrupted ? RunStatus::kInterrupted : RunStatus::kOk);
     if (session.begun() && !session.dbPath().empty()) {
       fmt::print("# stored as run {} in {}\n", session.runId(), session.dbPath());
     }
     if (outcome.interrupted) {
+      fmt::print(stderr, "collbench: interrupted by signal {}\n", interruptSignal());
       exitCode = 130;
     } else if (outcome.wrong > 0) {
       fmt::print(stderr, "collbench: verification failed: {} {}\n", outcome.wrong,

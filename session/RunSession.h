@@ -38,6 +38,7 @@ class RunSession {
   // preflight's findings) and the run record (versions, hosts, fingerprint). Nothing is written
   // yet.
   RunSession(Communicator& world, const SessionOptions& o);
+  ~RunSession();
   RunSession(const RunSession&) = delete;
   RunSession& operator=(const RunSession&) = delete;
 
