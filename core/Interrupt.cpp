@@ -71,14 +71,17 @@ std::mutex gHookMutex;
 std::function<void()> gExitHook;  // guarded by gHookMutex
 }  // namespace
 
-void setInterruptExitHook(std::function<void()> hook) {
+void setInterruptHook(std::function<void()> hook) {
   std::lock_guard lock(gHookMutex);
   gExitHook = std::move(hook);
 }
 
-void runInterruptExitHook() {
+void runInterruptHook() {
   std::lock_guard lock(gHookMutex);
-  if (gExitHook) gExitHook();
+  try {
+    if (gExitHook) gExitHook();
+  } catch (...) {  // the main thread's own path tries again and reports
+  }
 }
 
 void deferInterruptsToAgreedPoints() { gDeferred.store(true, std::memory_order_relaxed); }

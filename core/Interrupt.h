@@ -30,12 +30,13 @@ bool interruptStopsWaits();
 void deferInterruptsToAgreedPoints();  // MpiWorld, once MPI is up; never undone
 bool waitAbandonedOnInterrupt();
 
-// What a rank stuck in a blocking MPI call after the grace does before it ends the process (the
-// rank board's watchdog, core/RankBoard.h): rank 0's run session marks the run interrupted. Set
-// while the run is open; an empty function clears it. The main thread is then inside MPI, so the
-// hook does not race with it.
-void setInterruptExitHook(std::function<void()> hook);
-void runInterruptExitHook();
+// What an MPI rank does as soon as its rank board's watchdog (core/RankBoard.h) sees a signal, on
+// that thread: rank 0's run session marks the run interrupted at once, as every way a signal can
+// end the job leads there, and mpirun kills the ranks a second after its SIGTERM, which on a
+// loaded host can come before the ranks meet at an agreed point. Set while the run is open; an
+// empty function clears it. The hook must be safe against the main thread (RunSession locks).
+void setInterruptHook(std::function<void()> hook);
+void runInterruptHook();
 
 // Writes zeros over [p, p + bytes) (faulting the pages in) in slices, throwing InterruptedError
 // between them when interruptStopsWaits(): a full model's buffers took 40 s to fault in, far

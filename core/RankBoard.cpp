@@ -180,8 +180,13 @@ void deferToLowerRank(Board& b, std::span<const int> members) {
 }
 
 void watch(Board& b) {
+  bool hookRan = false;
   std::unique_lock lock(b.mutex);
   while (!b.cv.wait_for(lock, kWatchEvery, [&] { return b.stop; })) {
+    if (!hookRan && interruptRequested()) {
+      runInterruptHook();
+      hookRan = true;
+    }
     RankSlot& s = b.mine();
     if (s.waiting.load(std::memory_order_acquire) != 1) continue;
     const int* m = b.members.load(std::memory_order_acquire);
@@ -197,7 +202,6 @@ void watch(Board& b) {
     if (blocking && interruptStopsWaits()) {
       // A signal's grace passed while this rank sits in a blocking call, which a peer that gave
       // up its own wait will never complete: leave as that peer did (session/WorldFailure).
-      runInterruptExitHook();
       if (b.me == 0)
         std::fprintf(stderr, "collbench: interrupted by signal %d\n", interruptSignal());
       std::fflush(stdout);

@@ -52,10 +52,12 @@ cases=(
 )
 crash='Segmentation|segfault|corrupted|double free|free\(\)|core dumped|Process received signal|Abort|exited on signal|internal error|terminate called|Backtrace'
 shmCount() { ls /dev/shm 2>/dev/null | grep -c collbench || true; }
+# Open MPI's own segments (informative: other jobs on the host make them too).
+vaderCount() { ls /dev/shm 2>/dev/null | grep -c vader_segment || true; }
 now() { date +%s.%N; }
 
 printf 'trial\tcase\tworld\tsignal\trc\tstop_s\tcrash\tstatus\tshm_left\tstderr_lines\n' >"$out/trials.tsv"
-n=0 good=0 crashes=0 notInterrupted=0 badRc=0 hung=0 shmLeft=0 over1=0 over3=0 notBegun=0
+n=0 good=0 vaderLeft=0 crashes=0 notInterrupted=0 badRc=0 hung=0 shmLeft=0 over1=0 over3=0 notBegun=0
 i=0
 while [ $n -lt "$trials" ]; do
   IFS='|' read -r name world ranks args <<<"${cases[$((i % ${#cases[@]}))]}"
@@ -64,7 +66,7 @@ while [ $n -lt "$trials" ]; do
   [ -n "$only" ] && [ "$world" != "$only" ] && continue
   n=$((n + 1))
   db=$out/t$n.db log=$out/t$n.log
-  shmBefore=$(shmCount)
+  shmBefore=$(shmCount) vaderBefore=$(vaderCount)
   # shellcheck disable=SC2086 # args is a word list
   if [ "$world" = local ]; then
     "$cb" $args --np "$ranks" --db "$db" >"$log" 2>&1 &
@@ -97,6 +99,8 @@ while [ $n -lt "$trials" ]; do
   sleep 0.3
   left=$(($(shmCount) - shmBefore))
   [ $left -lt 0 ] && left=0
+  vader=$(($(vaderCount) - vaderBefore))
+  [ $vader -gt 0 ] && vaderLeft=$((vaderLeft + 1))
   lines=$(grep -c "^collbench: " "$log")
   ok=1
   if [ "$rc" -eq 137 ]; then hung=$((hung + 1)); ok=0; fi
@@ -113,5 +117,6 @@ while [ $n -lt "$trials" ]; do
 done
 echo "trials $n: clean $good; crash text $crashes; not interrupted $notInterrupted;" \
   "wrong exit $badRc; killed after 30 s $hung; /dev/shm left $shmLeft; stop > 1 s $over1;" \
-  "stop > 3 s $over3; run not begun before the signal $notBegun (details: $out/trials.tsv)"
+  "stop > 3 s $over3; run not begun before the signal $notBegun; Open MPI segments left" \
+  "(informative) $vaderLeft (details: $out/trials.tsv)"
 [ $good -eq $n ]

@@ -110,20 +110,23 @@ void RunSession::beginRun() {
   auto errors = comm().allgatherStrings(error, team_.setupDeadline());
   if (!errors[0].empty()) throw DatabaseError(errors[0]);
   begun_ = true;
-  if (store_) setInterruptExitHook([this] { endRun(RunStatus::kInterrupted); });
+  if (store_) setInterruptHook([this] { endRun(RunStatus::kInterrupted); });
 }
 
 void RunSession::addResult(const ResultRecord& r) {
+  std::lock_guard lock(storeMutex_);
   if (store_) store_->addResult(r);
 }
 
 void RunSession::setDetail(const std::string& kind, const std::string& json) {
+  std::lock_guard lock(storeMutex_);
   if (store_) store_->setRunDetail(runId_, kind, json);
 }
 
-RunSession::~RunSession() { setInterruptExitHook({}); }
+RunSession::~RunSession() { setInterruptHook({}); }
 
 void RunSession::endRun(RunStatus status) {
+  std::lock_guard lock(storeMutex_);
   if (!store_ || !begun_ || ended_) return;
   ended_ = true;
   store_->finishRun(runId_, status);

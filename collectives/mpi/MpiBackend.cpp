@@ -13,7 +13,8 @@
 //   algorithms), so run() can't honour its Deadline inside the call: the call is marked on the
 //   rank board as blocking, whose watchdog ends the process with a line naming the ranks that
 //   never arrived once the deadline passes (core/RankBoard.h). A signal needs nothing here: the
-//   ranks stop only at agreed points, so every rank completes the call.
+//   ranks stop at agreed points, so every rank completes the call (a rank still inside it when
+//   the signal's grace has passed is ended by the same watchdog, core/Interrupt.h).
 #include <fmt/format.h>
 #include <climits>
 #include <cstring>

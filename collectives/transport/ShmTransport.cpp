@@ -610,6 +610,12 @@ void ShmTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
   BoardWait mark("shm exchange", worldRanks_, d);
   uint32_t armedSeq = 0;
   int idle = 0;
+  auto stopOnSignal = [&] {
+    if (interruptStopsWaits()) {
+      throw InterruptedError(fmt::format("shm exchange on rank {} interrupted by signal {}", rank_,
+                                         interruptSignal()));
+    }
+  };
   try {
     while (left) {
       if (progressAll(sends, recvs, left)) {
@@ -618,6 +624,8 @@ void ShmTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
           atomic(mine.sleeping).store(0, std::memory_order_relaxed);
           armed = false;
         }
+        // An exchange of gigabytes progresses for seconds without idling once.
+        stopOnSignal();
         continue;
       }
       if (armed) {
@@ -631,10 +639,7 @@ void ShmTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
         cpuRelax();
         continue;
       }
-      if (interruptStopsWaits()) {
-        throw InterruptedError(fmt::format("shm exchange on rank {} interrupted by signal {}",
-                                           rank_, interruptSignal()));
-      }
+      stopOnSignal();
       if (d.expired()) {
         const std::string board = boardHangReport(worldRanks_);
         throw TimeoutError(fmt::format(
