@@ -6,12 +6,15 @@
 #include <atomic>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <mutex>
 
 #include "core/Communicator.h"
 #include "core/Error.h"
+#include "core/InterruptLine.h"
+#include "core/Text.h"
 
 namespace cb {
 namespace {
@@ -82,6 +85,14 @@ void runInterruptHook() {
     if (gExitHook) gExitHook();
   } catch (...) {  // the main thread's own path tries again and reports
   }
+}
+
+void printInterruptLineOnce(const std::string& line) {
+  static std::atomic<bool> printed{false};
+  if (printed.exchange(true)) return;
+  std::fflush(stdout);
+  std::fprintf(stderr, "collbench: %s\n", printable(line).c_str());
+  std::fflush(stderr);
 }
 
 void deferInterruptsToAgreedPoints() { gDeferred.store(true, std::memory_order_relaxed); }

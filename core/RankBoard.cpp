@@ -20,6 +20,7 @@
 #include "core/Error.h"
 #include "core/ExitStuck.h"
 #include "core/Interrupt.h"
+#include "core/InterruptLine.h"
 #include "core/Text.h"
 
 namespace cb {
@@ -202,10 +203,10 @@ void watch(Board& b) {
     if (blocking && interruptStopsWaits()) {
       // A signal's grace passed while this rank sits in a blocking call, which a peer that gave
       // up its own wait will never complete: leave as that peer did (session/WorldFailure).
-      if (b.me == 0)
-        std::fprintf(stderr, "collbench: interrupted by signal %d\n", interruptSignal());
+      if (b.me == 0) {
+        printInterruptLineOnce(fmt::format("interrupted by signal {}", interruptSignal()));
+      }
       std::fflush(stdout);
-      std::fflush(stderr);
       std::_Exit(exitCodeFor(ErrorKind::kInterrupted));
     }
     const bool late = blocking && now > s.waitUntil.load(std::memory_order_relaxed);

@@ -12,6 +12,7 @@
 #endif
 #include "core/Error.h"
 #include "core/Interrupt.h"
+#include "core/InterruptLine.h"
 #include "session/Fingerprint.h"
 #include "topology/Environment.h"
 
@@ -110,7 +111,12 @@ void RunSession::beginRun() {
   auto errors = comm().allgatherStrings(error, team_.setupDeadline());
   if (!errors[0].empty()) throw DatabaseError(errors[0]);
   begun_ = true;
-  if (store_) setInterruptHook([this] { endRun(RunStatus::kInterrupted); });
+  if (store_) {
+    setInterruptHook([this] {
+      endRun(RunStatus::kInterrupted);
+      printInterruptLineOnce(fmt::format("interrupted by signal {}", interruptSignal()));
+    });
+  }
 }
 
 void RunSession::addResult(const ResultRecord& r) {
@@ -175,7 +181,7 @@ int runMeasuringCommand(const SessionOptions& o,
       fmt::print("# stored as run {} in {}\n", session.runId(), session.dbPath());
     }
     if (outcome.interrupted) {
-      fmt::print(stderr, "collbench: interrupted by signal {}\n", interruptSignal());
+      printInterruptLineOnce(fmt::format("interrupted by signal {}", interruptSignal()));
       exitCode = 130;
     } else if (outcome.wrong > 0) {
       fmt::print(stderr, "collbench: verification failed: {} {}\n", outcome.wrong,

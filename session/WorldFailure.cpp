@@ -10,6 +10,7 @@
 
 #include "core/Error.h"
 #include "core/Interrupt.h"
+#include "core/InterruptLine.h"
 #include "core/Text.h"
 
 namespace cb {
@@ -41,9 +42,8 @@ void armFinalizeWatchdog(const std::string& line, int code) {
 // collective among them: MPI_Finalize would progress it on freed buffers and crash (the segfaults
 // in ompi_mpi_finalize -> libnbc -> mca_pml_ob1_isend). The launcher is ending the job anyway.
 [[noreturn]] void exitWithoutFinalize(const std::string& line) {
+  if (!line.empty()) printInterruptLineOnce(line);
   std::fflush(stdout);
-  if (!line.empty()) std::fprintf(stderr, "collbench: %s\n", printable(line).c_str());
-  std::fflush(stderr);
   _exit(exitCodeFor(ErrorKind::kInterrupted));
 }
 
@@ -63,9 +63,7 @@ void runMpiRank(MpiWorld& world, const std::function<void(Communicator&)>& fn) {
     if (e.kind() == ErrorKind::kInterrupted) {
       // The line first: when mpirun sent the signal, MPI_Finalize never returns (its fence needs
       // the launcher, which is tearing the job down and kills the rank there a second later).
-      std::fflush(stdout);
-      std::fprintf(stderr, "collbench: %s\n", printable(e.what()).c_str());
-      std::fflush(stderr);
+      printInterruptLineOnce(e.what());
       armFinalizeWatchdog(e.what(), exitCodeFor(e.kind()));
       world.finalize();
       std::exit(exitCodeFor(e.kind()));
