@@ -9,6 +9,7 @@
 #include "core/Clock.h"
 #include "core/Collective.h"
 #include "core/Error.h"
+#include "core/Interrupt.h"
 #include "core/SharedMemory.h"
 
 namespace cb {
@@ -51,6 +52,7 @@ std::vector<std::vector<double>> measureGroups(Team& worldTeam, const std::strin
   }
   std::vector<std::vector<double>> times(groups.size());
   for (int rep = 0; rep < o.repeats; ++rep) {
+    stopIfInterrupted(world, deadline());  // the repeat's agreed stop point
     world.barrier(deadline());
     double mine = 0;
     if (exec) {

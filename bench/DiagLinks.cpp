@@ -12,6 +12,7 @@
 
 #include "core/Clock.h"
 #include "core/Error.h"
+#include "core/Interrupt.h"
 #include "core/SharedMemory.h"
 #include "core/Stats.h"
 
@@ -167,6 +168,7 @@ class Prober {
           comm_.idleBarrier(deadline());
         }
       };
+      stopIfInterrupted(comm_, deadline());  // the round's agreed stop point
       comm_.barrier(deadline());
       if (peer >= 0) {
         try {

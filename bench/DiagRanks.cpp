@@ -10,6 +10,7 @@
 #include "core/Clock.h"
 #include "core/Collective.h"
 #include "core/Error.h"
+#include "core/Interrupt.h"
 #include "core/SharedMemory.h"
 
 namespace cb {
@@ -81,6 +82,7 @@ DiagRanksResult runDiagRanks(Team& team, ArrivalProbe& probe, Transport& top,
   const size_t iters = static_cast<size_t>(o.iterations);
   std::vector<double> mine(4 * iters);  // arrive, finish forward; arrive, finish backward
   for (size_t i = 0; i < iters; ++i) {
+    stopIfInterrupted(comm, deadline());  // the iteration's agreed stop point
     for (size_t dir = 0; dir < 2; ++dir) {
       comm.barrier(deadline());
       Deadline d = deadline();

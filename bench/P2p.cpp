@@ -381,7 +381,7 @@ struct P2pBench::Impl {
       for (uint64_t bytes : sizes) {
         for (Channel& ch : channels) {
           measure(ch, pair, bytes, sink, summary);
-          if (comm.anyTrue(interruptRequested(), deadline())) {
+          if (interruptAgreed(comm, deadline())) {
             stop = true;
             break;
           }

@@ -14,6 +14,8 @@
 #include "collectives/transport/Transports.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
+#include "core/RankBoard.h"
+#include "core/Size.h"
 
 namespace cb {
 
@@ -316,7 +318,7 @@ class Engine {
   }
 
   void checkInterrupt() {
-    if (!stop_ && comm_.anyTrue(interruptRequested(), deadline())) stop_ = true;
+    if (!stop_ && interruptAgreed(comm_, deadline())) stop_ = true;
   }
 
   // All ranks agree on one reason (the first rank's that has one), or none.
@@ -513,6 +515,9 @@ class Engine {
       iters = static_cast<int>(std::clamp(want, 5.0, 100000.0));
     }
     const int warmup = o_.timeBudgetSeconds > 0 ? 0 : o_.warmup;
+    publishActivity(fmt::format("{} {} {}", collectiveName(args.coll),
+                                formatSize(args.count * dataTypeSize(args.dtype)), pr.variant),
+                    warmup + iters);
     std::vector<double> mine = runTimingLoop(o_.timing, target, warmup, iters);
     const int samples = static_cast<int>(mine.size());
     auto bytes = comm_.allgatherBytes(mine.data(), mine.size() * sizeof(double), deadline());

@@ -4,17 +4,12 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Clock.h"
 #include "core/Error.h"
-#include "core/ExitStuck.h"
+#include "core/RankBoard.h"
 
 namespace cb {
 namespace {
@@ -49,7 +44,9 @@ inline double timedCall(const TimedTarget& t) {
 }
 
 std::vector<double> perCall(const TimedTarget& t, int warmup, int iterations) {
+  int done = 0;
   auto one = [&] {
+    publishIteration(++done);
     t.comm.barrier(Deadline::after(t.timeoutSeconds));
     double host = timedCall(t);
     if (auto dev = t.call.lastDeviceSeconds()) return *dev * t.injectScale + t.injectDelaySeconds;
@@ -63,67 +60,28 @@ std::vector<double> perCall(const TimedTarget& t, int warmup, int iterations) {
 
 // OSU's and IMB's barrier is MPI_Barrier. Communicator::barrier (MPI_Ibarrier completed by a test
 // loop, so that it honours a deadline) exits with more skew between the ranks: +7% on an 8-byte
-// MPI_Allreduce here (docs/MEASUREMENT.md). So under MPI these loops call MPI_Barrier itself, and
-// a guard thread bounds it instead: MPI can't abandon a barrier, so one still running -T seconds
-// after it began ends the process with one line. The guard only reads a timestamp every 50 ms;
-// entering and leaving a barrier is two relaxed stores, nothing that wakes a thread.
-class BarrierGuard {
- public:
-  BarrierGuard(double seconds, int rank)
-      : seconds_(seconds), rank_(rank), thread_([this] { loop(); }) {}
-  ~BarrierGuard() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  BarrierGuard(const BarrierGuard&) = delete;
-  BarrierGuard& operator=(const BarrierGuard&) = delete;
-  void enter() { since_.store(nowSeconds(), std::memory_order_relaxed); }
-  void leave() { since_.store(0, std::memory_order_relaxed); }
-
- private:
-  void loop() {
-    std::unique_lock lock(mutex_);
-    while (!cv_.wait_for(lock, std::chrono::milliseconds(50), [this] { return stop_; })) {
-      double since = since_.load(std::memory_order_relaxed);
-      if (since > 0 && nowSeconds() - since > seconds_) {
-        exitStuck(fmt::format(
-            "rank {}: MPI_Barrier did not complete within {:g} s (-T); MPI can't abandon it, "
-            "exiting",
-            rank_, seconds_));
-      }
-    }
-  }
-
-  double seconds_;
-  int rank_;
-  std::atomic<double> since_{0};
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;  // last: starts once the members it reads exist
-};
-
-// The barrier between OSU/IMB rounds: MPI_Barrier under MPI (guarded), else the communicator's.
+// MPI_Allreduce here (docs/MEASUREMENT.md). So under MPI these loops call MPI_Barrier itself,
+// marked on the rank board as a blocking call: MPI can't abandon a barrier, so the board's
+// watchdog ends the process with a line naming the ranks that never arrived once -T passes
+// (core/RankBoard.h). The mark is a few relaxed stores, nothing that wakes a thread.
 class RoundBarrier {
  public:
   RoundBarrier(Communicator& comm, double seconds) : comm_(comm), seconds_(seconds) {
     if (comm.worldKind() == WorldKind::kMpi) {
       mpi_ = mpiCommOf(comm);
-      guard_.emplace(seconds, comm.rank());
+      worldRanks_ = worldRanksOf(mpi_);
     }
   }
   void operator()() {
-    if (!guard_) {
+    if (mpi_ == MPI_COMM_NULL) {
       comm_.barrier(Deadline::after(seconds_));
       return;
     }
-    guard_->enter();
-    int rc = MPI_Barrier(mpi_);
-    guard_->leave();
+    int rc = 0;
+    {
+      BoardWait mark("MPI_Barrier", worldRanks_, Deadline::after(seconds_), /*blocking=*/true);
+      rc = MPI_Barrier(mpi_);
+    }
     checkMpi(rc, "MPI_Barrier");
   }
 
@@ -131,7 +89,7 @@ class RoundBarrier {
   Communicator& comm_;
   double seconds_;
   MPI_Comm mpi_ = MPI_COMM_NULL;
-  std::optional<BarrierGuard> guard_;
+  std::vector<int> worldRanks_;
 };
 
 // OSU and IMB: the barrier follows the call, outside the timer. `leadingBarriers` before the
@@ -143,6 +101,7 @@ std::vector<double> callThenBarrier(const TimedTarget& t, int warmup, int iterat
   for (int b = 0; b < leadingBarriers; ++b) barrier();
   std::vector<double> samples(iterations);
   for (int i = 0; i < warmup + iterations; ++i) {
+    publishIteration(i + 1);
     double s = timedCall(t);
     barrier();
     if (i >= warmup) samples[i - warmup] = s;

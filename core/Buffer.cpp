@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/Error.h"
+#include "core/Interrupt.h"
 
 namespace cb {
 
@@ -33,9 +34,7 @@ HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
   return *this;
 }
 
-void HostBuffer::faultIn() {
-  if (bytes_) std::memset(data_, 0, bytes_);
-}
+void HostBuffer::faultIn() { zeroFillInterruptibly(data_, bytes_); }
 
 void HostDataBuffer::upload(size_t offset, const void* host, size_t n) {
   if (n) std::memcpy(static_cast<char*>(buf_.data()) + offset, host, n);

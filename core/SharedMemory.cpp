@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/Error.h"
+#include "core/Interrupt.h"
 
 namespace cb {
 namespace {
@@ -89,9 +90,7 @@ SharedHostBuffer& SharedHostBuffer::operator=(SharedHostBuffer&& o) noexcept {
   return *this;
 }
 
-void SharedHostBuffer::faultIn() {
-  if (bytes_) std::memset(data_, 0, bytes_);
-}
+void SharedHostBuffer::faultIn() { zeroFillInterruptibly(data_, bytes_); }
 
 std::optional<SharedRegionRef> findSharedRegion(const void* p, size_t bytes) {
   const auto a = reinterpret_cast<uintptr_t>(p);

@@ -13,6 +13,7 @@
 #include "core/Buffer.h"
 #include "core/Clock.h"
 #include "core/Error.h"
+#include "core/Interrupt.h"
 
 namespace cb::replay {
 namespace {
@@ -384,6 +385,7 @@ struct ReplayEngine::Impl {
     ReplayTimes out;
     out.variants = variants;
     for (int w = 0; w < o.warmup; ++w) {
+      stopIfInterrupted(comm, deadline());  // agreed stop points, one per replay
       comm.barrier(deadline());
       replayOnce(nullptr);
     }
@@ -393,6 +395,7 @@ struct ReplayEngine::Impl {
     std::vector<double> wall(iters);
     std::vector<double> times(nops);
     for (int it = 0; it < iters; ++it) {
+      stopIfInterrupted(comm, deadline());
       comm.barrier(deadline());
       const auto t0 = SteadyClock::now();
       mine[nops * iters + it] = replayOnce(&times);

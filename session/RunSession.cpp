@@ -12,6 +12,7 @@
 #endif
 #include "core/Error.h"
 #include "core/Interrupt.h"
+#include "core/InterruptLine.h"
 #include "session/Fingerprint.h"
 #include "topology/Environment.h"
 
@@ -109,17 +110,28 @@ void RunSession::beginRun() {
   auto errors = comm().allgatherStrings(error, team_.setupDeadline());
   if (!errors[0].empty()) throw DatabaseError(errors[0]);
   begun_ = true;
+  if (store_) {
+    setInterruptHook([this] {
+      endRun(RunStatus::kInterrupted);
+      printInterruptLineOnce(fmt::format("interrupted by signal {}", interruptSignal()));
+    });
+  }
 }
 
 void RunSession::addResult(const ResultRecord& r) {
+  std::lock_guard lock(storeMutex_);
   if (store_) store_->addResult(r);
 }
 
 void RunSession::setDetail(const std::string& kind, const std::string& json) {
+  std::lock_guard lock(storeMutex_);
   if (store_) store_->setRunDetail(runId_, kind, json);
 }
 
+RunSession::~RunSession() { setInterruptHook({}); }
+
 void RunSession::endRun(RunStatus status) {
+  std::lock_guard lock(storeMutex_);
   if (!store_ || !begun_ || ended_) return;
   ended_ = true;
   store_->finishRun(runId_, status);
@@ -143,6 +155,10 @@ int runMeasuringCommand(const SessionOptions& o,
       if (!session.begun()) throw;
       const bool interrupted = interruptRequested() || e.kind() == ErrorKind::kInterrupted;
       session.endRun(interrupted ? RunStatus::kInterrupted : RunStatus::kFailed);
+      if (interrupted && world.worldKind() == WorldKind::kMpi && !session.root()) {
+        exitCode = 130;  // rank 0 prints the job's one line
+        return;
+      }
       if (interrupted) {
         throw InterruptedError(fmt::format("interrupted by signal {}", interruptSignal()));
       }
@@ -155,12 +171,16 @@ int runMeasuringCommand(const SessionOptions& o,
       }
       throw;
     }
-    if (!session.root()) return;
+    if (!session.root()) {
+      if (outcome.interrupted) exitCode = 130;
+      return;
+    }
     session.endRun(outcome.interrupted ? RunStatus::kInterrupted : RunStatus::kOk);
     if (session.begun() && !session.dbPath().empty()) {
       fmt::print("# stored as run {} in {}\n", session.runId(), session.dbPath());
     }
     if (outcome.interrupted) {
+      printInterruptLineOnce(fmt::format("interrupted by signal {}", interruptSignal()));
       exitCode = 130;
     } else if (outcome.wrong > 0) {
       fmt::print(stderr, "collbench: verification failed: {} {}\n", outcome.wrong,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ class RunSession {
   // preflight's findings) and the run record (versions, hosts, fingerprint). Nothing is written
   // yet.
   RunSession(Communicator& world, const SessionOptions& o);
+  ~RunSession();
   RunSession(const RunSession&) = delete;
   RunSession& operator=(const RunSession&) = delete;
 
@@ -82,6 +84,8 @@ class RunSession {
   RunTopology topology_;
   std::optional<SlurmJob> slurm_;
   std::optional<Store> store_;
+  // The store is also written by the interrupt hook, on the rank board's watchdog thread.
+  std::mutex storeMutex_;
   int64_t runId_ = 0;
   bool begun_ = false, ended_ = false;
 };

@@ -4,10 +4,13 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
 #include "core/Error.h"
+#include "core/Interrupt.h"
+#include "core/InterruptLine.h"
 #include "core/Text.h"
 
 namespace cb {
@@ -35,6 +38,15 @@ void armFinalizeWatchdog(const std::string& line, int code) {
   }).detach();
 }
 
+// A wait given up on a signal (core/Interrupt.h) may have left a call in flight, a non-blocking
+// collective among them: MPI_Finalize would progress it on freed buffers and crash (the segfaults
+// in ompi_mpi_finalize -> libnbc -> mca_pml_ob1_isend). The launcher is ending the job anyway.
+[[noreturn]] void exitWithoutFinalize(const std::string& line) {
+  if (!line.empty()) printInterruptLineOnce(line);
+  std::fflush(stdout);
+  _exit(exitCodeFor(ErrorKind::kInterrupted));
+}
+
 bool sharedByEveryRank(ErrorKind kind) {
   return kind == ErrorKind::kUsage || kind == ErrorKind::kEnvironment ||
          kind == ErrorKind::kInterrupted;
@@ -46,7 +58,16 @@ void runMpiRank(MpiWorld& world, const std::function<void(Communicator&)>& fn) {
   try {
     fn(world.world());
   } catch (const Error& e) {
+    if (waitAbandonedOnInterrupt()) exitWithoutFinalize(e.what());
     if (!sharedByEveryRank(e.kind())) printAndAbort(e.what(), exitCodeFor(e.kind()));
+    if (e.kind() == ErrorKind::kInterrupted) {
+      // The line first: when mpirun sent the signal, MPI_Finalize never returns (its fence needs
+      // the launcher, which is tearing the job down and kills the rank there a second later).
+      printInterruptLineOnce(e.what());
+      armFinalizeWatchdog(e.what(), exitCodeFor(e.kind()));
+      world.finalize();
+      std::exit(exitCodeFor(e.kind()));
+    }
     armFinalizeWatchdog(e.what(), exitCodeFor(e.kind()));
     throw;
   } catch (const std::bad_alloc&) {
@@ -54,6 +75,7 @@ void runMpiRank(MpiWorld& world, const std::function<void(Communicator&)>& fn) {
   } catch (const std::exception& e) {
     printAndAbort(std::string("internal error: ") + e.what(), 2);
   }
+  if (waitAbandonedOnInterrupt()) exitWithoutFinalize("");
 }
 
 }  // namespace cb

@@ -22,6 +22,8 @@
 #include "collectives/transport/Transports.h"
 #include "core/Buffer.h"
 #include "core/Error.h"
+#include "core/Interrupt.h"
+#include "core/RankBoard.h"
 #include "core/Reduce.h"
 #include "core/Stats.h"
 #include "training_proxies/PipeIdle.h"
@@ -1088,6 +1090,7 @@ void RankProxy::execute(RankOutcome& out, bool record) {
   std::vector<std::pair<int, uint64_t>> pending;  // async op, the compute it waits for
   uint64_t lastSeq = 0;
   std::vector<std::vector<PipeMessage>> messages(ops_.size());
+  stopIfInterrupted(team_->comm(), deadline());  // the step's agreed stop point
   team_->comm().barrier(deadline());
   const auto t0 = Clock::now();
   auto runTimed = [&](int i) {
@@ -1330,11 +1333,20 @@ RankOutcome RankProxy::run() {
   const bool async = l_.pp > 1 && o_.schedule == PpSchedule::kAsync;
   if (async) {
     // One window of o.steps steps back to back; warm-up: one untimed window.
-    if (o_.warmup > 0) execute(out, false);
+    publishActivity("proxy step window", o_.warmup > 0 ? 2 : 1);
+    int window = 0;
+    if (o_.warmup > 0) {
+      publishIteration(++window);
+      execute(out, false);
+    }
+    publishIteration(++window);
     execute(out, true);
   } else {
-    for (int i = 0; i < o_.warmup; ++i) execute(out, false);
-    for (int i = 0; i < o_.steps; ++i) execute(out, true);
+    publishActivity("proxy step", o_.warmup + o_.steps);
+    for (int i = 0; i < o_.warmup + o_.steps; ++i) {
+      publishIteration(i + 1);
+      execute(out, i >= o_.warmup);
+    }
   }
   attributePipeWaits(out);
   stream_.reset();

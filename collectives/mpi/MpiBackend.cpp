@@ -9,9 +9,12 @@
 //   a commutative user MPI_Op running collbench's own functors (created once per prepared call).
 // - avg is MPI_SUM followed by a division by n on every rank that holds the result; the
 //   division is part of the timed call, as it is inside ncclAvg.
-// - The MPI calls block, so run() can't honour its Deadline inside the call; a rank that never
-//   arrives is caught by the engine's barrier (which has one), and MPI aborts the job when a
-//   process dies.
+// - The MPI calls block, as in OSU and IMB (a non-blocking collective would run another library's
+//   algorithms), so run() can't honour its Deadline inside the call: the call is marked on the
+//   rank board as blocking, whose watchdog ends the process with a line naming the ranks that
+//   never arrived once the deadline passes (core/RankBoard.h). A signal needs nothing here: the
+//   ranks stop at agreed points, so every rank completes the call (a rank still inside it when
+//   the signal's grace has passed is ended by the same watchdog, core/Interrupt.h).
 #include <fmt/format.h>
 #include <climits>
 #include <cstring>
@@ -20,6 +23,7 @@
 #include "collectives/mpi/MpiPoll.h"
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Error.h"
+#include "core/RankBoard.h"
 #include "core/Reduce.h"
 
 namespace cb {
@@ -104,6 +108,12 @@ class MpiOp {
   bool owned_ = false;
 };
 
+// The rank board's name of each call, indexed by Collective (string literals: BoardWait copies a
+// name only when it changes).
+constexpr const char* kCallNames[] = {"MPI_Allreduce", "MPI_Allgather", "MPI_Reduce_scatter_block",
+                                      "MPI_Bcast",     "MPI_Reduce",    "MPI_Alltoall",
+                                      "MPI_Sendrecv"};
+
 class MpiCollective final : public PreparedCollective {
  public:
   MpiCollective(Communicator& comm, const CollArgs& args)
@@ -113,11 +123,13 @@ class MpiCollective final : public PreparedCollective {
         size_(comm.size()),
         count_(static_cast<int>(args.count)),
         bytes_(args.count * dataTypeSize(args.dtype)),
-        type_(mpiType(args.dtype)) {
+        type_(mpiType(args.dtype)),
+        worldRanks_(worldRanksOf(comm_)) {
     if (hasReduction(args.coll)) op_ = std::make_unique<MpiOp>(args.dtype, args.op);
   }
 
-  void run(const void* send, void* recv, Deadline) override {
+  void run(const void* send, void* recv, Deadline d) override {
+    BoardWait mark(kCallNames[static_cast<size_t>(args_.coll)], worldRanks_, d, /*blocking=*/true);
     auto* out = static_cast<char*>(recv);
     auto* in = const_cast<char*>(static_cast<const char*>(send));  // MPI reads, never writes
     switch (args_.coll) {
@@ -200,6 +212,7 @@ class MpiCollective final : public PreparedCollective {
   int count_;
   size_t bytes_;
   MPI_Datatype type_;
+  std::vector<int> worldRanks_;
   std::unique_ptr<MpiOp> op_;
 };
 

@@ -10,6 +10,7 @@
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
+#include "core/RankBoard.h"
 
 namespace cb::mpi_detail {
 namespace {
@@ -55,7 +56,7 @@ WaitResult waitAll(std::span<MPI_Request> reqs, std::span<MPI_Status> statuses, 
     if (flag) return WaitResult::kDone;
     if (idle) {
       if (SteadyClock::now() >= d.at()) return WaitResult::kTimedOut;
-      if (interruptRequested()) return WaitResult::kInterrupted;
+      if (interruptStopsWaits()) return WaitResult::kInterrupted;
       std::this_thread::sleep_for(kIdleNap);
       continue;
     }
@@ -66,13 +67,23 @@ WaitResult waitAll(std::span<MPI_Request> reqs, std::span<MPI_Status> statuses, 
     auto waited = now - start;
     if (waited < kSpinFor) continue;
     // Only a wait that is already long checks for SIGINT: a fast collective finishes first.
-    if (interruptRequested()) return WaitResult::kInterrupted;
+    if (interruptStopsWaits()) return WaitResult::kInterrupted;
     if (waited < kYieldFor) {
       sched_yield();
     } else {
       std::this_thread::sleep_for(kNap);
     }
   }
+}
+
+void throwInterrupted(const std::string& what) {
+  throw InterruptedError(fmt::format("{} interrupted by signal {}", what, interruptSignal()));
+}
+
+void throwTimeout(const std::string& what, Deadline d, std::span<const int> members) {
+  std::string board = boardHangReport(members);
+  throw TimeoutError(fmt::format("{} did not complete within {:g} s (-T){}{}", what, d.seconds(),
+                                 board.empty() ? "" : ": ", board));
 }
 
 size_t firstPending(std::span<const MPI_Request> reqs) {
@@ -105,10 +116,6 @@ void abandonPointToPoint(std::span<MPI_Request> reqs) {
   for (auto& r : reqs) {
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
   }
-}
-
-void throwInterrupted(const std::string& what) {
-  throw InterruptedError(fmt::format("{} interrupted by signal {}", what, interruptSignal()));
 }
 
 bool mpiFinalized() {

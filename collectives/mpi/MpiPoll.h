@@ -15,16 +15,24 @@
 
 namespace cb::mpi_detail {
 
-// Outcome of waitAll: every request completed, the deadline passed, or SIGINT/SIGTERM arrived.
+// Outcome of waitAll: every request completed, the deadline passed, or a signal ended it.
 enum class WaitResult { kDone, kTimedOut, kInterrupted };
 
-// Tests `reqs` with MPI_Testall until they all complete, the deadline passes or an interrupt is
-// requested. `statuses` (same length as reqs, or empty for MPI_STATUSES_IGNORE) receives the
-// statuses on completion. MPI errors throw MpiError with `what` as context.
-// `idle`: sleep between tests from the start (for a rank with nothing else to do: polling would
-// take CPU time from the ranks it waits for).
+// Tests `reqs` with MPI_Testall until they all complete, the deadline passes or
+// interruptStopsWaits() (core/Interrupt.h: only once the grace for an agreed stop has passed).
+// `statuses` (same length as reqs, or empty for MPI_STATUSES_IGNORE) receives the statuses on
+// completion. MPI errors throw MpiError with `what` as context. `idle`: sleep between tests from
+// the start (for a rank with nothing else to do: polling would take CPU time from the ranks it
+// waits for).
 WaitResult waitAll(std::span<MPI_Request> reqs, std::span<MPI_Status> statuses, Deadline d,
                    const char* what, bool idle = false);
+
+// Throws TimeoutError("<what> did not complete within N s (-T)"), with the rank board's account
+// of the `members` (world ranks) that never arrived when there is a board.
+[[noreturn]] void throwTimeout(const std::string& what, Deadline d, std::span<const int> members);
+
+// Throws InterruptedError("<what> interrupted by signal N").
+[[noreturn]] void throwInterrupted(const std::string& what);
 
 // Index of the first request that has not completed (reqs.size() if none). Does not free any.
 size_t firstPending(std::span<const MPI_Request> reqs);
@@ -45,8 +53,5 @@ inline size_t chunkCount(size_t bytes) {
 inline int chunkBytes(size_t bytes, size_t chunk) {
   return static_cast<int>(std::min(kMaxChunk, bytes - chunk * kMaxChunk));
 }
-
-// Throws InterruptedError("<what> interrupted by signal N").
-[[noreturn]] void throwInterrupted(const std::string& what);
 
 }  // namespace cb::mpi_detail

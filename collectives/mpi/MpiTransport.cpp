@@ -8,6 +8,7 @@
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Buffer.h"
 #include "core/Error.h"
+#include "core/RankBoard.h"
 #include "core/Reduce.h"
 
 namespace cb {
@@ -16,7 +17,6 @@ namespace {
 using mpi_detail::chunkBytes;
 using mpi_detail::chunkCount;
 using mpi_detail::kMaxChunk;
-using mpi_detail::throwInterrupted;
 using mpi_detail::WaitResult;
 
 // Schedules over MPI point-to-point. All receives are posted before all sends so no send waits
@@ -24,7 +24,8 @@ using mpi_detail::WaitResult;
 // only grown, so timed iterations allocate nothing.
 class MpiTransport final : public Transport {
  public:
-  explicit MpiTransport(Communicator& comm) : comm_(mpiCommOf(comm)) {
+  explicit MpiTransport(Communicator& comm)
+      : comm_(mpiCommOf(comm)), worldRanks_(worldRanksOf(comm_)) {
     rank_ = comm.rank();
     size_ = comm.size();
   }
@@ -78,6 +79,7 @@ class MpiTransport final : public Transport {
     }
 
     statuses_.resize(reqs_.size());
+    BoardWait mark("MPI exchange", worldRanks_, d);
     auto result = mpi_detail::waitAll(reqs_, statuses_, d, "MPI exchange");
     if (result != WaitResult::kDone) {
       size_t i = mpi_detail::firstPending(reqs_);
@@ -86,8 +88,8 @@ class MpiTransport final : public Transport {
           fmt::format("MPI exchange on rank {} ({} sends, {} recvs; waiting on {} rank {})", rank_,
                       sends.size(), recvs.size(), p.recv ? "recv from" : "send to", p.peer);
       mpi_detail::abandonPointToPoint(reqs_);
-      if (result == WaitResult::kInterrupted) throwInterrupted(what);
-      d.check(what);
+      if (result == WaitResult::kInterrupted) mpi_detail::throwInterrupted(what);
+      mpi_detail::throwTimeout(what, d, worldRanks_);
     }
 
     size_t req = 0;
@@ -127,6 +129,7 @@ class MpiTransport final : public Transport {
   }
 
   MPI_Comm comm_;
+  std::vector<int> worldRanks_;  // for the rank board
   int rank_ = 0;
   int size_ = 0;
   // Reused between calls so a timed exchange does not allocate once warmed up.

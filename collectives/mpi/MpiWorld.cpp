@@ -16,7 +16,9 @@
 #include "collectives/mpi/MpiPoll.h"
 #include "core/Buffer.h"
 #include "core/Error.h"
+#include "core/HostMap.h"
 #include "core/Interrupt.h"
+#include "core/RankBoard.h"
 #include "core/Reduce.h"
 #include "core/Text.h"
 
@@ -28,7 +30,6 @@ using mpi_detail::WaitResult;
 using mpi_detail::chunkBytes;
 using mpi_detail::chunkCount;
 using mpi_detail::kMaxChunk;
-using mpi_detail::throwInterrupted;
 
 bool envSet(const char* name) {
   const char* v = std::getenv(name);
@@ -43,6 +44,7 @@ class MpiCommunicator final : public Communicator {
       checkMpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
       checkMpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
       checkMpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+      worldRanks_ = worldRanksOf(comm_);
     } catch (...) {
       MPI_Comm_free(&comm_);
       throw;
@@ -68,7 +70,7 @@ class MpiCommunicator final : public Communicator {
           MPI_Isend(p + c * kMaxChunk, chunkBytes(bytes, c), MPI_BYTE, peer, tag, comm_, &reqs[c]),
           "MPI_Isend");
     }
-    wait(reqs, {}, d, [&] { return fmt::format("send to rank {} (tag {})", peer, tag); });
+    wait("send", reqs, {}, d, [&] { return fmt::format("send to rank {} (tag {})", peer, tag); });
   }
 
   void recv(int peer, void* data, size_t bytes, int tag, Deadline d) override {
@@ -83,7 +85,7 @@ class MpiCommunicator final : public Communicator {
           "MPI_Irecv");
     }
     auto what = [&] { return fmt::format("recv from rank {} (tag {})", peer, tag); };
-    wait(reqs, statuses, d, what);
+    wait("recv", reqs, statuses, d, what);
     for (size_t c = 0; c < n; ++c) {
       int got = 0;
       MPI_Get_count(&statuses[c], MPI_BYTE, &got);
@@ -120,11 +122,7 @@ class MpiCommunicator final : public Communicator {
              "MPI_Iallgather");
     try {
       waitCollective(req, d, "allgather");
-    } catch (const TimeoutError&) {
-      abandoned_.push_back(std::move(in));
-      abandoned_.push_back(std::move(out));
-      throw;
-    } catch (const InterruptedError&) {
+    } catch (const Error&) {
       abandoned_.push_back(std::move(in));
       abandoned_.push_back(std::move(out));
       throw;
@@ -155,27 +153,34 @@ class MpiCommunicator final : public Communicator {
   }
 
   template <class What>
-  void wait(std::span<MPI_Request> reqs, std::span<MPI_Status> statuses, Deadline d, What what) {
+  void wait(const char* call, std::span<MPI_Request> reqs, std::span<MPI_Status> statuses,
+            Deadline d, What what) {
+    BoardWait mark(call, worldRanks_, d);
     auto r = mpi_detail::waitAll(reqs, statuses, d, "MPI_Testall");
     if (r == WaitResult::kDone) return;
     mpi_detail::abandonPointToPoint(reqs);
-    if (r == WaitResult::kInterrupted) throwInterrupted(what());
-    d.check(what());
+    if (r == WaitResult::kInterrupted) mpi_detail::throwInterrupted(what());
+    mpi_detail::throwTimeout(what(), d, worldRanks_);
   }
 
   void waitCollective(MPI_Request& req, Deadline d, const char* what, bool idle = false) {
+    BoardWait mark(what, worldRanks_, d);
     auto r = mpi_detail::waitAll({&req, 1}, {}, d, what, idle);
     if (r == WaitResult::kDone) return;
     // The request can be neither cancelled nor freed (MPI forbids both for collectives); it
-    // stays pending and dies with the communicator.
-    auto msg = fmt::format("{} on rank {} of {}", what, rank_, size_);
-    if (r == WaitResult::kInterrupted) throwInterrupted(msg);
-    d.check(msg);
+    // stays pending and dies with the communicator; after an interrupt the process then leaves
+    // without MPI_Finalize (session/WorldFailure).
+    if (r == WaitResult::kInterrupted) {
+      mpi_detail::throwInterrupted(fmt::format("{} on rank {} of {}", what, rank_, size_));
+    }
+    mpi_detail::throwTimeout(fmt::format("{} on rank {} of {}", what, rank_, size_), d,
+                             worldRanks_);
   }
 
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 0;
+  std::vector<int> worldRanks_;  // of each rank of comm_, for the rank board
   // Buffers of timed-out non-blocking collectives that MPI may still write.
   std::vector<std::vector<std::byte>> abandoned_;
 };
@@ -223,16 +228,87 @@ MpiWorld::MpiWorld() {
     // Errors come back as return codes (turned into MpiError) instead of aborting the job.
     checkMpi(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     world_ = makeMpiCommunicator(MPI_COMM_WORLD);
+    deferInterruptsToAgreedPoints();
+    setUpRankBoard();
   } catch (...) {
+    detachRankBoard();
     world_.reset();
     MPI_Finalize();
     throw;
   }
 }
 
-MpiWorld::~MpiWorld() {
+MpiWorld::~MpiWorld() { finalize(); }
+
+void MpiWorld::finalize() {
+  detachRankBoard();
   world_.reset();
-  MPI_Finalize();
+  if (!mpi_detail::mpiFinalized()) MPI_Finalize();
+}
+
+// The host's lowest rank makes the board's memory; the others of the host map it through /proc.
+// A rank that can't map it keeps a board of its own (its watchdog still bounds blocking calls); the
+// hang line then sees no peer.
+void MpiWorld::setUpRankBoard() {
+  Communicator& w = *world_;
+  const Deadline d = Deadline::after(kBoardSetUpSeconds);
+  auto hosts = w.allgatherStrings(hostName(), d);
+  int leader = w.rank();
+  for (int r = 0; r < w.size(); ++r) {
+    if (hosts[static_cast<size_t>(r)] == hosts[static_cast<size_t>(w.rank())]) {
+      leader = r;
+      break;
+    }
+  }
+  std::optional<SharedRegionRef> mine;
+  if (leader == w.rank()) {
+    board_ = SharedHostBuffer(sizeof(RankSlot) * static_cast<size_t>(w.size()));
+    mine = findSharedRegion(board_.data(), board_.bytes());
+  }
+  SharedRegionRef none{};
+  auto refs = w.allgather(mine.value_or(none), d);
+  const SharedRegionRef& ref = refs[static_cast<size_t>(leader)];
+  RankSlot* slots = nullptr;
+  if (leader == w.rank()) {
+    slots = mine ? static_cast<RankSlot*>(board_.data()) : nullptr;
+  } else if (ref.pid > 0) {
+    try {
+      boardMapping_ = PeerMapping(ref);
+      slots = reinterpret_cast<RankSlot*>(boardMapping_.base());
+    } catch (const EnvironmentError&) {
+      slots = nullptr;
+    }
+  }
+  // Every rank maps the leader's memory before it could end.
+  w.barrier(d);
+  std::vector<bool> visible(static_cast<size_t>(w.size()));
+  for (int r = 0; r < w.size(); ++r) {
+    visible[static_cast<size_t>(r)] =
+        slots ? hosts[static_cast<size_t>(r)] == hosts[static_cast<size_t>(w.rank())]
+              : r == w.rank();
+  }
+  if (!slots) {
+    board_ = SharedHostBuffer(sizeof(RankSlot) * static_cast<size_t>(w.size()));
+    slots = static_cast<RankSlot*>(board_.data());
+  }
+  attachRankBoard(slots, w.size(), w.rank(), std::move(visible), std::move(hosts));
+}
+
+std::vector<int> worldRanksOf(MPI_Comm comm) {
+  MPI_Group group = MPI_GROUP_NULL;
+  MPI_Group world = MPI_GROUP_NULL;
+  checkMpi(MPI_Comm_group(comm, &group), "MPI_Comm_group");
+  checkMpi(MPI_Comm_group(MPI_COMM_WORLD, &world), "MPI_Comm_group");
+  int n = 0;
+  MPI_Group_size(group, &n);
+  std::vector<int> in(static_cast<size_t>(n));
+  std::vector<int> out(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) in[static_cast<size_t>(i)] = i;
+  const int rc = MPI_Group_translate_ranks(group, n, in.data(), world, out.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  checkMpi(rc, "MPI_Group_translate_ranks");
+  return out;
 }
 
 MPI_Comm mpiCommOf(const Communicator& comm) {

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 // The C API only: Open MPI's deprecated C++ bindings would otherwise be compiled into every
 // file that includes this header and fail to link without libmpi_cxx.
@@ -17,6 +18,7 @@
 #include <mpi.h>
 
 #include "core/Communicator.h"
+#include "core/SharedMemory.h"
 
 namespace cb {
 
@@ -28,14 +30,21 @@ std::string mpiLibraryVersion();
 
 class MpiWorld {
  public:
-  MpiWorld();   // MPI_Init_thread; throws MpiError
-  ~MpiWorld();  // MPI_Finalize
+  MpiWorld();       // MPI_Init_thread; throws MpiError
+  ~MpiWorld();      // finalize()
+  void finalize();  // MPI_Finalize, once
   MpiWorld(const MpiWorld&) = delete;
   MpiWorld& operator=(const MpiWorld&) = delete;
   Communicator& world() { return *world_; }
 
  private:
+  // How long the ranks may take to meet when setting up the rank board (core/RankBoard.h).
+  static constexpr double kBoardSetUpSeconds = 120;
+  void setUpRankBoard();
+
   std::unique_ptr<Communicator> world_;
+  SharedHostBuffer board_;    // the host's lowest rank: the rank board's memory
+  PeerMapping boardMapping_;  // the other ranks of the host: the lowest rank's board, mapped
 };
 
 // Tags on an MPI communicator. Communicator::send/recv accept tags in [0, kMpiReservedTagBase);
@@ -48,6 +57,8 @@ constexpr int kMpiScheduleTag = 32767;
 
 // The MPI communicator behind a Communicator of kind kMpi (throws UsageError otherwise).
 MPI_Comm mpiCommOf(const Communicator& comm);
+// The MPI_COMM_WORLD rank of each rank of `comm`.
+std::vector<int> worldRanksOf(MPI_Comm comm);
 // Wraps a duplicate of `comm`.
 std::unique_ptr<Communicator> makeMpiCommunicator(MPI_Comm comm);
 // Throws MpiError("<what>: <MPI error string>") unless rc == MPI_SUCCESS.

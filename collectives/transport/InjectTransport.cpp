@@ -74,7 +74,7 @@ class InjectTransport final : public Transport {
     const double left = std::chrono::duration<double>(d.at() - SteadyClock::now()).count();
     if (delay_ <= left) return waitFor(delay_);
     while (!d.expired()) {
-      if (interruptRequested()) {
+      if (interruptStopsWaits()) {
         throw InterruptedError(fmt::format("rank {}'s injected delay interrupted by signal {}",
                                            worldRank_, interruptSignal()));
       }

@@ -92,7 +92,7 @@ template <class Pred>
 bool waitSliced(std::condition_variable& cv, std::unique_lock<std::mutex>& lk, const Deadline& d,
                 bool& interrupted, Pred pred) {
   while (!pred()) {
-    if (interruptRequested()) {
+    if (interruptStopsWaits()) {
       interrupted = true;
       return true;
     }

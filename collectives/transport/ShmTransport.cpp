@@ -18,7 +18,7 @@
 // exchange() is one non-blocking progress loop over all its ops, so a phase that sends to A and
 // receives from B never deadlocks when rings fill. Idle waiting spins, then yields, then sleeps on
 // the rank's doorbell (a process-shared futex) that a peer rings after publishing or consuming a
-// fill when the rank said it sleeps. Every wait checks the Deadline and interruptRequested().
+// fill when the rank said it sleeps. Every wait checks the Deadline and interruptStopsWaits().
 #include "collectives/transport/ShmTransport.h"
 
 #include <fcntl.h>
@@ -41,9 +41,11 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/mpi/MpiWorld.h"
 #include "core/Error.h"
 #include "core/HostMap.h"
 #include "core/Interrupt.h"
+#include "core/RankBoard.h"
 #include "core/Reduce.h"
 #include "core/SharedMemory.h"
 
@@ -282,6 +284,7 @@ class ShmTransport final : public Transport {
 
   int rank_;
   int size_;
+  std::vector<int> worldRanks_;  // MPI world rank of each rank, for the rank board; else empty
   size_t slotBytes_;
   uint64_t slots_;
   Layout layout_;
@@ -318,6 +321,7 @@ ShmTransport::ShmTransport(Communicator& comm, const ShmOptions& o)
       slots_(static_cast<uint64_t>(std::max(o.slots, 1))),
       layout_(static_cast<size_t>(comm.size()), slots_, o.slotBytes),
       zeroCopyBytes_(o.zeroCopyBytes) {
+  if (comm.worldKind() == WorldKind::kMpi) worldRanks_ = worldRanksOf(mpiCommOf(comm));
   if (o.slots < 1 || o.slotBytes < kPage || o.slotBytes % kPage != 0 ||
       o.slotBytes > (size_t{1} << 31)) {
     throw UsageError(fmt::format(
@@ -603,8 +607,15 @@ void ShmTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
   size_t left = sends.size() + recvs.size();
   Doorbell& mine = doorbell(rank_);
   bool armed = false;  // said we sleep; one more pass without progress, then sleep
+  BoardWait mark("shm exchange", worldRanks_, d);
   uint32_t armedSeq = 0;
   int idle = 0;
+  auto stopOnSignal = [&] {
+    if (interruptStopsWaits()) {
+      throw InterruptedError(fmt::format("shm exchange on rank {} interrupted by signal {}", rank_,
+                                         interruptSignal()));
+    }
+  };
   try {
     while (left) {
       if (progressAll(sends, recvs, left)) {
@@ -613,6 +624,8 @@ void ShmTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
           atomic(mine.sleeping).store(0, std::memory_order_relaxed);
           armed = false;
         }
+        // An exchange of gigabytes progresses for seconds without idling once.
+        stopOnSignal();
         continue;
       }
       if (armed) {
@@ -626,12 +639,13 @@ void ShmTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
         cpuRelax();
         continue;
       }
-      if (interruptRequested()) {
-        throw InterruptedError(fmt::format("shm exchange on rank {} interrupted by signal {}",
-                                           rank_, interruptSignal()));
-      }
+      stopOnSignal();
       if (d.expired()) {
-        d.check(fmt::format("shm exchange on rank {} ({})", rank_, pendingSummary(sends, recvs)));
+        const std::string board = boardHangReport(worldRanks_);
+        throw TimeoutError(fmt::format(
+            "shm exchange on rank {} ({}) did not complete within {:g} s "
+            "(-T){}{}",
+            rank_, pendingSummary(sends, recvs), d.seconds(), board.empty() ? "" : ": ", board));
       }
       if (idle < spinPasses_ + yieldPasses_) {
         sched_yield();

@@ -313,7 +313,7 @@ void UcxTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
         continue;
       }
       if (++idle % kBusyPolls) continue;
-      if (interruptRequested()) {
+      if (interruptStopsWaits()) {
         throw InterruptedError(fmt::format("ucx exchange on rank {} interrupted by signal {}",
                                            rank_, interruptSignal()));
       }
