@@ -69,7 +69,9 @@ size_t zeroCopyBytes(const RunOptions& o) {
   if (o.zeroCopy.empty()) return kDefaultZeroCopyBytes;
   if (o.zeroCopy == "off") return SIZE_MAX;
   try {
-    return parseSize(o.zeroCopy);
+    const uint64_t bytes = parseSize(o.zeroCopy);
+    checkRange(static_cast<double>(bytes), "--zero-copy", 0, 1ull << 40);
+    return bytes;
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("--zero-copy: {} (a size such as 64K, or off)", e.what()));
   }
@@ -77,6 +79,10 @@ size_t zeroCopyBytes(const RunOptions& o) {
 
 SweepOptions toSweep(const RunOptions& o) {
   SweepOptions s;
+  checkListElements(o.collectives, "the collective list");
+  checkListElements(o.algo, "--algo");
+  checkListElements(o.dtype, "-d");
+  checkListElements(o.op, "-o");
   s.collectives = parseCollectiveList(o.collectives);
   s.variants = splitList(o.algo);
   s.dtypes = parseDataTypeList(o.dtype);
@@ -92,6 +98,7 @@ SweepOptions toSweep(const RunOptions& o) {
   s.cycles = o.cycles;
   s.timeoutSeconds = o.timeout;
   s.timeBudgetSeconds = o.timeBudget.empty() ? 0 : parseDurationSeconds(o.timeBudget);
+  if (!o.timeBudget.empty()) checkRange(s.timeBudgetSeconds, "--time-budget (s)", 1e-6, 3600);
   s.timing = parseTimingMode(o.timing.empty() && o.format == "nccl-tests" ? "nccl-tests"
                              : o.timing.empty()                           ? "per-call"
                                                                           : o.timing);
@@ -115,6 +122,8 @@ SweepOptions toSweep(const RunOptions& o) {
   }
   s.variantOptions.schedule.transport = o.transport;
   s.variantOptions.schedule.chunkBytes = o.chunk.empty() ? 0 : parseSize(o.chunk);
+  // A chunk of 0 pipelines nothing; past 1 TiB it is larger than any message sent.
+  if (!o.chunk.empty()) checkRange(s.variantOptions.schedule.chunkBytes, "--chunk", 1, 1ull << 40);
   s.variantOptions.schedule.ranksPerNode = o.ranksPerNode;
   s.reference = o.reference;
   s.variantOptions.gpu.blockingWait = o.blocking;
@@ -127,13 +136,13 @@ SweepOptions toSweep(const RunOptions& o) {
   if (!o.injectDelay.empty()) {
     // US[:VARIANT] — a documented testing aid: proves that `gate` catches a real slowdown.
     auto parts = splitList(o.injectDelay, ':');
-    try {
-      s.injectDelayUs = std::stod(parts.at(0));
-    } catch (const std::exception&) {
+    auto us = parts.empty() ? std::nullopt : finiteNumber(parts[0]);
+    if (!us || o.injectDelay.back() == ':' || o.injectDelay.find("::") != std::string::npos) {
       throw UsageError(
           fmt::format("--inject-delay '{}' is not US[:VARIANT[:SIZE]]", o.injectDelay));
     }
-    if (s.injectDelayUs < 0) throw UsageError("--inject-delay must not be negative");
+    s.injectDelayUs = *us;
+    if (!(s.injectDelayUs > 0)) throw UsageError("--inject-delay must be above 0 microseconds");
     if (parts.size() > 1) s.injectDelayVariant = parts[1];
     // A third part confines the delay to one size (proves a one-size regression is caught).
     if (parts.size() > 2) s.injectDelaySize = parseSize(parts[2]);
@@ -244,6 +253,10 @@ int doRun(const RunOptions& o) {
   return runMeasuringCommand(session, [&](RunSession& s) {
     validateSweep(s.team(), sweep);  // before the run is begun in the database
     checkInjectDelayTarget(s.team(), sweep);
+    if (o.ranksPerNode > s.team().size()) {
+      throw UsageError(fmt::format("--ranks-per-node {} is larger than the world ({} ranks)",
+                                   o.ranksPerNode, s.team().size()));
+    }
     // Sizes that cannot fit are refused here, not met by the kernel's out-of-memory killer.
     const std::string memory = checkSweepMemory(s.team(), sweep);
     if (!o.sideBaseline.empty()) {
@@ -337,7 +350,8 @@ void setupRunCommand(CLI::App& app, Action& action) {
                               "rings; off: never",
                               formatSize(kDefaultZeroCopyBytes)));
   sub->add_option("--ranks-per-node", o->ranksPerNode,
-                  "Hierarchical algorithms: emulate nodes of this many ranks");
+                  "Hierarchical algorithms: emulate nodes of this many ranks")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--placement", o->placement, "out, in or both")->capture_default_str();
   sub->add_option("--format", o->format,
                   "collbench (tables + side-by-side), nccl-tests (exactly its tables), none")
