@@ -382,8 +382,10 @@ def db_state():
     return h.hexdigest()
 
 
-def shm():
-    prefix = "collbench-%d-" % os.getuid()
+def shm(pid=None):
+    # Segments are /collbench-UID-PID-...: only the case's own count (other collbench processes
+    # of this user may be running beside the battery).
+    prefix = "collbench-%d-" % os.getuid() + ("%d-" % pid if pid else "")
     try:
         return {n for n in os.listdir("/dev/shm") if n.startswith(prefix)}
     except OSError:
@@ -394,7 +396,7 @@ def show(argv):
     return " ".join(a if a and a.isprintable() and " " not in a else ascii(a) for a in argv)
 
 
-state, segments = db_state(), shm()
+state = db_state()
 failures = []
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 only = os.environ.get("CB_BATTERY_ONLY")  # a substring: run only the matching cases (debugging)
@@ -403,11 +405,14 @@ for argv, text in cases:
     if only and only not in show(argv):
         continue
     ran += 1
+    p = subprocess.Popen([cb] + [a.encode("utf-8", "surrogateescape") for a in argv],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp)
     try:
-        p = subprocess.run([cb] + [a.encode("utf-8", "surrogateescape") for a in argv],
-                           capture_output=True, timeout=60, env=env, cwd=tmp)
-        rc, out, err = p.returncode, p.stdout, p.stderr
+        out, err = p.communicate(timeout=60)
+        rc = p.returncode
     except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
         rc, out, err = "timeout", b"", b""
     why = []
     if rc != 2:
@@ -427,10 +432,9 @@ for argv, text in cases:
     if now != state:
         why.append("database changed")
         state = now
-    left = shm() - segments
+    left = shm(p.pid)
     if left:
         why.append("left %s in /dev/shm" % sorted(left))
-        segments |= left
     if why:
         failures.append(show(argv))
         print("FAIL %s: %s" % (show(argv), "; ".join(why)))
