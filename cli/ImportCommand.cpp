@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -41,7 +42,9 @@ struct ImportArgs {
 };
 
 // Reads at most kMaxImportFileBytes (a log larger than that is refused, and /dev/zero or a
-// device stops at the first chunk: NUL bytes are not text).
+// device stops at the first chunk: NUL bytes are not text). A line longer than the importers
+// take (kMaxImportLineBytes, or kMaxImportJsonBytes in JSON) is refused as soon as it is read, so
+// a 100 MB line costs one chunk of memory, not the file.
 std::string readFile(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {
@@ -50,11 +53,31 @@ std::string readFile(const std::string& path) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, std::fclose);
   std::string text;
   std::vector<char> chunk(1 << 16);
+  size_t lineBytes = 0;
+  int line = 1;
+  enum { kUnknown, kText, kJson } kind = kUnknown;  // from the first byte that is not a space
   while (true) {
     size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
     if (n == 0) break;
     if (std::memchr(chunk.data(), '\0', n) != nullptr) {
       throw UsageError(fmt::format("import: {}: NUL bytes: not a text log", path));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const char c = chunk[i];
+      if (kind == kUnknown && !std::isspace(static_cast<unsigned char>(c))) {
+        kind = c == '{' ? kJson : kText;
+      }
+      if (c == '\n') {
+        lineBytes = 0;
+        ++line;
+        continue;
+      }
+      // An MPI launcher prefix is removed later: the importers' cap with a margin for it.
+      const size_t cap = kind == kJson ? kMaxImportJsonBytes : kMaxImportLineBytes;
+      if (++lineBytes > cap + 64) {
+        throw UsageError(fmt::format(
+            "import: {}:{}: line longer than {} bytes: not a benchmark log line", path, line, cap));
+      }
     }
     if (text.size() + n > kMaxImportFileBytes) {
       throw UsageError(fmt::format("import: {}: larger than {} MiB: not a benchmark log", path,

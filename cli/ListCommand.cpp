@@ -78,7 +78,8 @@ void setupListCommand(CLI::App& app, Action& action) {
   sub->add_option("--np", o->world.np, "Ranks of the local world to evaluate (default: cores)");
   sub->add_option("--transport", o->transport,
                   "Evaluate hand-written algorithms on this transport");
-  sub->add_option("--ranks-per-node", o->ranksPerNode, "Emulated node size for hierarchical ones");
+  sub->add_option("--ranks-per-node", o->ranksPerNode, "Emulated node size for hierarchical ones")
+      ->check(CLI::PositiveNumber);
   sub->callback([o, &action] { action = [o] { return doList(*o); }; });
 }
 

@@ -52,6 +52,7 @@ P2pOptions toP2p(const P2pCliOptions& c) {
   o.iterations = std::max(c.iters, 0);  // 0: OSU's counts
   o.warmup = c.warmup;
   o.window = c.window;
+  checkListElements(c.transport, "--transport");
   o.transports = parseP2pTransports(c.transport);
   o.timeoutSeconds = c.timeout;
   o.statistic = parseStatistic(c.stat);

@@ -108,7 +108,8 @@ ProxyOptions toOptions(const ProxyCliOptions& c) {
     o.model = presetModel(c.model, c.seq);
   }
   if (c.layers != 0) sliceModel(o.model, c.layers);
-  if (!(c.batch > 0)) throw UsageError(fmt::format("--batch {} must be positive", c.batch));
+  // Ranges beyond any machine or job, so that a typo (1e-300, 1e300) is not modelled for hours.
+  checkRange(c.batch, "--batch", 1e-3, 1e6);
   o.batch = c.batch;
   o.gradType = parseDataType(c.gradType);
   o.actType = parseDataType(c.actType);
@@ -117,9 +118,9 @@ ProxyOptions toOptions(const ProxyCliOptions& c) {
       throw UsageError(fmt::format("{} can't carry gradients (no sum)", dataTypeName(t)));
     }
   }
-  if (!(c.tflops > 0)) throw UsageError(fmt::format("--tflops {} must be positive", c.tflops));
+  checkRange(c.tflops, "--tflops", 1e-3, 1e6);
   o.tflops = c.tflops;
-  if (c.compute < 0) throw UsageError("--compute must be >= 0 (0: communication only)");
+  if (c.compute != 0) checkRange(c.compute, "--compute (0: communication only)", 1e-3, 1e6);
   o.computeScale = c.compute;
   o.dp = c.dp;
   o.tp = c.tp;
@@ -158,19 +159,12 @@ ProxyOptions toOptions(const ProxyCliOptions& c) {
   // ZeRO-3 is the sharded form: --zero 3 and --dp-kind sharded are one thing.
   if (o.zero == 3 && o.dpKind == DpKind::kAllReduce) o.dpKind = DpKind::kSharded;
   if (o.dpKind == DpKind::kSharded && o.zero == 0) o.zero = 3;
-  if (!(c.memGbps > 0)) throw UsageError(fmt::format("--mem-gbps {} must be positive", c.memGbps));
+  checkRange(c.memGbps, "--mem-gbps", 1e-3, 1e9);
   o.memGbps = c.memGbps;
   if (!c.stageWeights.empty()) {
     for (const auto& w : splitComma(c.stageWeights)) {
-      double v = 0;
-      try {
-        size_t used = 0;
-        v = std::stod(w, &used);
-        if (used != w.size()) v = -1;
-      } catch (const std::exception&) {
-        v = -1;
-      }
-      if (!(v > 0))
+      double v = finiteNumber(w).value_or(-1);
+      if (!(v > 0) || v > 1e6)
         throw UsageError(fmt::format("--stage-weights: '{}' is not a positive number", w));
       o.stageWeights.push_back(v);
     }
@@ -328,9 +322,11 @@ void setupProxyCommand(CLI::App& app, Action& action) {
   sub->add_option("--ffn", o->ffn, "custom: MLP width (default 4 x hidden)");
   sub->add_option("--vocab", o->vocab, "custom: vocabulary (0: no embedding and head)");
   sub->add_option("--mlp", o->mlp, "custom: gelu (2 matrices) or swiglu (3)");
-  sub->add_option("--seq", o->seq, "Sequence length (default: the model's)");
+  sub->add_option("--seq", o->seq, "Sequence length (default: the model's)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--layers", o->layers,
-                  "Run a slice: the first N blocks only (a model too big for the machine)");
+                  "Run a slice: the first N blocks only (a model too big for the machine)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--batch", o->batch, "Samples per micro-batch per data-parallel rank")
       ->capture_default_str();
   sub->add_option("--grad-dtype", o->gradType, "Gradient type (float, bfloat16, half, ...)")
@@ -352,6 +348,7 @@ void setupProxyCommand(CLI::App& app, Action& action) {
   sub->add_flag("--no-overlap", o->noOverlap,
                 "Start gradient communication after the whole backward (the contrast)");
   sub->add_option("--servers", o->servers, "ps: server ranks (the first ranks)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sub->add_option("--tp-kind", o->tpKind, "column, row, megatron, sequence")->capture_default_str();
   sub->add_option("--schedule", o->schedule, "gpipe, 1f1b, async (no flush)")
@@ -385,7 +382,8 @@ void setupProxyCommand(CLI::App& app, Action& action) {
                   "strong or weak: run on 1, 2, 4, ... N ranks, print speed-up and efficiency")
       ->capture_default_str();
   sub->add_option("--predict-to", o->predictTo,
-                  "Predict DP steps up to N ranks (default 1024, or 64x the world if less)");
+                  "Predict DP steps up to N ranks (default 1024, or 64x the world if less)")
+      ->check(CLI::PositiveNumber);
   sub->add_flag("--extrapolate", o->extrapolate,
                 "Allow --predict-to beyond 64x the largest measured world (rows marked)");
   sub->add_option("--predict-ranks-per-node", o->predictRanksPerNode,

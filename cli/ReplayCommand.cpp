@@ -56,12 +56,7 @@ double gapScale(const std::string& g) {
   if (g == "none") return 0;
   if (g == "recorded") return 1;
   if (startsWith(g, "scale=")) {
-    try {
-      size_t used = 0;
-      const double x = std::stod(g.substr(6), &used);
-      if (used == g.size() - 6 && x >= 0) return x;
-    } catch (const std::exception&) {
-    }
+    if (auto x = finiteNumber(g.substr(6)); x && *x >= 0 && *x <= 1e6) return *x;
   }
   throw UsageError(fmt::format("--gaps '{}' is not recorded, none or scale=X (X >= 0)", g));
 }

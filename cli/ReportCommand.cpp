@@ -74,6 +74,7 @@ int doReport(const ReportOptions& o) {
   }
   std::optional<uint64_t> historySize;
   if (!o.historySize.empty()) historySize = parseSize(o.historySize);
+  if (historySize == uint64_t{0}) throw UsageError("--history-size 0: no point has size 0 B");
 
   checkOutputPath(o.output, "-o");
   Store store = Store::open(o.db, false);

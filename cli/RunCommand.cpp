@@ -76,7 +76,9 @@ size_t zeroCopyBytes(const RunOptions& o) {
   if (o.zeroCopy.empty()) return kDefaultZeroCopyBytes;
   if (o.zeroCopy == "off") return SIZE_MAX;
   try {
-    return parseSize(o.zeroCopy);
+    const uint64_t bytes = parseSize(o.zeroCopy);
+    checkRange(static_cast<double>(bytes), "--zero-copy", 0, 1ull << 40);
+    return bytes;
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("--zero-copy: {} (a size such as 64K, or off)", e.what()));
   }
@@ -84,6 +86,10 @@ size_t zeroCopyBytes(const RunOptions& o) {
 
 SweepOptions toSweep(const RunOptions& o) {
   SweepOptions s;
+  checkListElements(o.collectives, "the collective list");
+  checkListElements(o.algo, "--algo");
+  checkListElements(o.dtype, "-d");
+  checkListElements(o.op, "-o");
   s.collectives = parseCollectiveList(o.collectives);
   s.variants = splitList(o.algo);
   s.dtypes = parseDataTypeList(o.dtype);
@@ -99,6 +105,7 @@ SweepOptions toSweep(const RunOptions& o) {
   s.cycles = o.cycles;
   s.timeoutSeconds = o.timeout;
   s.timeBudgetSeconds = o.timeBudget.empty() ? 0 : parseDurationSeconds(o.timeBudget);
+  if (!o.timeBudget.empty()) checkRange(s.timeBudgetSeconds, "--time-budget (s)", 1e-6, 3600);
   s.timing = parseTimingMode(o.timing.empty() && o.format == "nccl-tests" ? "nccl-tests"
                              : o.timing.empty()                           ? "per-call"
                                                                           : o.timing);
@@ -122,6 +129,8 @@ SweepOptions toSweep(const RunOptions& o) {
   }
   s.variantOptions.schedule.transport = o.transport;
   s.variantOptions.schedule.chunkBytes = o.chunk.empty() ? 0 : parseSize(o.chunk);
+  // A chunk of 0 pipelines nothing; past 1 TiB it is larger than any message sent.
+  if (!o.chunk.empty()) checkRange(s.variantOptions.schedule.chunkBytes, "--chunk", 1, 1ull << 40);
   s.variantOptions.schedule.ranksPerNode = o.ranksPerNode;
   s.reference = o.reference;
   s.variantOptions.gpu.blockingWait = o.blocking;
@@ -134,22 +143,21 @@ SweepOptions toSweep(const RunOptions& o) {
   if (!o.injectDelay.empty()) {
     // US[:VARIANT] — a documented testing aid: proves that `gate` catches a real slowdown.
     auto parts = splitList(o.injectDelay, ':');
-    std::string amount = parts.at(0);
+    std::string amount = parts.empty() ? std::string() : parts[0];
     // "30%": a share of each call's own time, so every size slows down alike.
     const bool share = !amount.empty() && amount.back() == '%';
     if (share) amount.pop_back();
-    double value = 0;
-    try {
-      size_t used = 0;
-      value = std::stod(amount, &used);
-      if (used != amount.size() || std::isnan(value)) throw std::invalid_argument("not a number");
-    } catch (const std::exception&) {
+    auto value = finiteNumber(amount);
+    if (!value || o.injectDelay.back() == ':' || o.injectDelay.find("::") != std::string::npos) {
       throw UsageError(
           fmt::format("--inject-delay '{}' is not US[:VARIANT[:SIZE]] or PCT%[:VARIANT[:SIZE]]",
                       o.injectDelay));
     }
-    if (!(value >= 0)) throw UsageError("--inject-delay must not be negative");
-    (share ? s.injectDelayFraction : s.injectDelayUs) = share ? value / 100 : value;
+    if (!(*value > 0)) {
+      throw UsageError(share ? "--inject-delay must be above 0%"
+                             : "--inject-delay must be above 0 microseconds");
+    }
+    (share ? s.injectDelayFraction : s.injectDelayUs) = share ? *value / 100 : *value;
     if (parts.size() > 1) s.injectDelayVariant = parts[1];
     // A third part confines the delay to one size (proves a one-size regression is caught).
     if (parts.size() > 2) s.injectDelaySize = parseSize(parts[2]);
@@ -329,6 +337,10 @@ int doRun(const RunOptions& o) {
   return runMeasuringCommand(session, [&](RunSession& s) {
     validateSweep(s.team(), sweep);  // before the run is begun in the database
     checkInjectDelayTarget(s.team(), sweep);
+    if (o.ranksPerNode > s.team().size()) {
+      throw UsageError(fmt::format("--ranks-per-node {} is larger than the world ({} ranks)",
+                                   o.ranksPerNode, s.team().size()));
+    }
     // Sizes that cannot fit are refused here, not met by the kernel's out-of-memory killer.
     const std::string memory = checkSweepMemory(s.team(), sweep);
     if (!o.sideBaseline.empty()) {
@@ -428,7 +440,8 @@ void setupRunCommand(CLI::App& app, Action& action) {
                               "rings; off: never",
                               formatSize(kDefaultZeroCopyBytes)));
   sub->add_option("--ranks-per-node", o->ranksPerNode,
-                  "Hierarchical algorithms: emulate nodes of this many ranks");
+                  "Hierarchical algorithms: emulate nodes of this many ranks")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--placement", o->placement, "out, in or both")->capture_default_str();
   sub->add_option("--format", o->format,
                   "collbench (tables + side-by-side), nccl-tests (exactly its tables), none")

@@ -4,6 +4,7 @@
 // that differ) and --strict makes a finding an exit status of 1.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,6 +31,11 @@ struct TopoOptions {
 int doTopo(const TopoOptions& o) {
   std::vector<MachineTopology> hosts;
   if (o.files.empty()) {
+    // A --sys-root that names nothing would read as a machine without NICs or PCIe links.
+    std::error_code ec;
+    if (!std::filesystem::is_directory(o.sysRoot, ec)) {
+      throw UsageError(fmt::format("--sys-root {}: not a directory (a sysfs tree)", o.sysRoot));
+    }
     LiveOptions live;
     live.sysRoot = o.sysRoot;
     live.nvml = !o.noNvml;

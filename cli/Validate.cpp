@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "bench/MemoryFit.h"
@@ -25,6 +26,27 @@ constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
 constexpr size_t kMaxLabelBytes = 200;
 
 }  // namespace
+
+std::optional<double> finiteNumber(std::string_view text) {
+  const std::string t(text);
+  if (t.empty() || t.find_first_not_of("0123456789.eE+-") != std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size() || errno == ERANGE || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+void checkListElements(const std::string& text, std::string_view flag) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = std::min(text.find(',', start), text.size());
+    if (trim(std::string_view(text).substr(start, end - start)).empty()) {
+      throw UsageError(fmt::format("{} '{}' has an empty element", flag, text));
+    }
+    start = end + 1;
+  }
+}
 
 void checkRange(double value, std::string_view flag, double lo, double hi) {
   if (!std::isfinite(value) || value < lo || value > hi) {
@@ -85,6 +107,10 @@ void checkRanksPerNode(int ranksPerNode) {
 void checkSteps(const SweepOptions& s, bool stepBytesGiven) {
   if (stepBytesGiven && s.stepBytes == 0) {
     throw UsageError("-i 0 would never grow the size: give at least 1 byte, or use -f");
+  }
+  if (stepBytesGiven && s.stepBytes > s.maxBytes) {
+    throw UsageError(
+        fmt::format("-i {} is larger than -e {}: it would never step", s.stepBytes, s.maxBytes));
   }
   if (stepBytesGiven) return;
   if (!std::isfinite(s.stepFactor)) {

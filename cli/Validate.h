@@ -3,6 +3,7 @@
 // value that would be ignored or mean something other than it says is refused, not guessed at.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,10 @@
 
 namespace cb::cli {
 
+// The whole of `text` as a finite decimal number ("5abc", "nan", "inf", "0x1p3", "" -> nullopt).
+std::optional<double> finiteNumber(std::string_view text);
+// A comma list with no empty element ("ring,", ",ring", "a,,b" name nothing after the comma).
+void checkListElements(const std::string& text, std::string_view flag);
 // A number of seconds or a factor must be a finite number in [lo, hi].
 void checkRange(double value, std::string_view flag, double lo, double hi);
 // --np: not given, or 1..1024.

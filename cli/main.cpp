@@ -17,6 +17,8 @@ namespace cb::cli {
 // Declared here rather than in Command.h, which every cli/ file includes (a CLI11 rebuild each).
 void setupDiagCommand(CLI::App& app, Action& action);
 void setupReplayCommand(CLI::App& app, Action& action);
+// After parsing: every given number by its option's type, every label (cli/OptionChecks.cpp).
+void checkParsedOptions(const CLI::App& app);
 }  // namespace cb::cli
 
 int main(int argc, char** argv) {
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
   cb::cli::setupReplayCommand(app, action);
   try {
     app.parse(argc, argv);
+    cb::cli::checkParsedOptions(app);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -55,6 +58,9 @@ int main(int argc, char** argv) {
     // One clear line (CLI11's own message), usage exit code.
     std::fprintf(stderr, "collbench: %s\n", cb::printable(e.what()).c_str());
     return 2;
+  } catch (const cb::Error& e) {
+    std::fprintf(stderr, "collbench: %s\n", cb::printable(e.what()).c_str());
+    return cb::exitCodeFor(e.kind());
   }
   try {
     if (!action) {

@@ -155,8 +155,10 @@ double parseThreshold(std::string_view text) {
   if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !std::isfinite(value)) {
     throw UsageError(fmt::format("--threshold '{}' is not a percentage such as 5%", text));
   }
-  if (value < 0 || value >= 100) {
-    throw UsageError(fmt::format("--threshold '{}' must be at least 0% and below 100%", text));
+  // 0% asks to detect any change at all: no number of runs can, so every case would read
+  // inconclusive.
+  if (value <= 0 || value >= 100) {
+    throw UsageError(fmt::format("--threshold '{}' must be above 0% and below 100%", text));
   }
   return value / 100;
 }

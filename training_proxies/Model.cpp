@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 
 #include "core/Error.h"
 
@@ -30,6 +33,15 @@ double Model::fwdFlopsPerSample() const {
 }
 
 namespace {
+
+// Bounds of a model read from JSON or the command line: far beyond any published model (GPT-3:
+// 96 blocks, hidden 12288, seq 2048, vocab 50257) and small enough that no product of them
+// overflows the 64-bit parameter and byte counts.
+constexpr int64_t kMaxDimension = 1 << 18;  // hidden, ffn, heads
+constexpr int64_t kMaxBlocks = 1 << 16;     // blocks, layers
+constexpr int64_t kMaxCount = 1 << 24;      // seq, vocab
+// Parameters (or activation elements) of one tensor.
+constexpr int64_t kMaxTensor = int64_t{1} << 40;
 
 std::string lower(std::string_view s) {
   std::string out;
@@ -185,6 +197,19 @@ Model transformerModel(const TransformerShape& s) {
   need(s.heads, "heads");
   need(s.ffn, "ffn");
   need(s.seq, "seq");
+  // The command line's --hidden, --blocks... come here unchecked; the JSON reader checks first.
+  auto most = [&](int v, int64_t hi, const char* what) {
+    if (v > hi) throw UsageError(fmt::format("model {}: {} {} is above {}", s.name, what, v, hi));
+  };
+  most(s.blocks, kMaxBlocks, "blocks");
+  most(s.hidden, kMaxDimension, "hidden");
+  most(s.heads, kMaxDimension, "heads");
+  most(s.ffn, kMaxDimension, "ffn");
+  most(s.seq, kMaxCount, "seq");
+  most(s.vocab, kMaxCount, "vocab");
+  if (s.kvHeads < 0 || s.vocab < 0) {
+    throw UsageError(fmt::format("model {}: kv_heads and vocab can't be negative", s.name));
+  }
   if (s.hidden % s.heads != 0) {
     throw UsageError(fmt::format("model {}: hidden {} is not a multiple of heads {}", s.name,
                                  s.hidden, s.heads));
@@ -295,6 +320,32 @@ Model presetModel(std::string_view name, int seq) {
       fmt::format("unknown model '{}' (presets: {}; or custom, --model-json)", name, list));
 }
 
+namespace {
+
+// A whole number in [lo, hi] at key (a JSON integer; 8.0 and "8" are refused, not converted).
+int64_t wholeNumber(const nlohmann::json& v, std::string_view key, int64_t lo, int64_t hi,
+                    std::string_view what) {
+  bool whole = v.is_number_integer() || v.is_number_unsigned();
+  if (!whole || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) ||
+      (v.is_number_integer() && (v.get<int64_t>() < lo || v.get<int64_t>() > hi))) {
+    throw UsageError(fmt::format("{}: \"{}\" must be a whole number in {}..{}, not {}", what, key,
+                                 lo, hi, v.dump()));
+  }
+  return v.get<int64_t>();
+}
+
+int64_t field(const nlohmann::json& j, std::string_view key, int64_t lo, int64_t hi,
+              std::string_view what, std::optional<int64_t> fallback = std::nullopt) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (fallback) return *fallback;
+    throw UsageError(fmt::format("{}: \"{}\" is missing", what, key));
+  }
+  return wholeNumber(*it, key, lo, hi, what);
+}
+
+}  // namespace
+
 Model modelFromJsonText(std::string_view text, std::string_view what) {
   nlohmann::json j;
   try {
@@ -305,37 +356,58 @@ Model modelFromJsonText(std::string_view text, std::string_view what) {
   if (!j.is_object()) throw UsageError(fmt::format("{}: expected a JSON object", what));
   try {
     std::string name = j.value("name", std::string("custom"));
-    if (j.contains("layers") && j["layers"].is_array()) {
+    if (j.contains("layers")) {
+      if (!j["layers"].is_array()) {
+        throw UsageError(fmt::format("{}: \"layers\" must be a list of layers", what));
+      }
       Model m;
       m.name = name;
       for (const auto& jl : j["layers"]) {
+        if (!jl.is_object()) throw UsageError(fmt::format("{}: a layer must be an object", what));
         Layer l;
         l.name = jl.value("name", fmt::format("layer{}", m.layers.size()));
         if (jl.contains("tensors")) {
-          l.tensors = jl["tensors"].get<std::vector<uint64_t>>();
+          if (!jl["tensors"].is_array() || jl["tensors"].empty()) {
+            throw UsageError(
+                fmt::format("{}: layer {}: \"tensors\" must be a non-empty list", what, l.name));
+          }
+          for (const auto& t : jl["tensors"]) {
+            l.tensors.push_back(
+                static_cast<uint64_t>(wholeNumber(t, "tensors", 1, kMaxTensor, what)));
+          }
         } else {
-          l.tensors = {jl.at("params").get<uint64_t>()};
+          l.tensors = {static_cast<uint64_t>(field(jl, "params", 1, kMaxTensor, what))};
         }
-        l.fwdFlopsPerSample = jl.value("fwd_flops", 0.0);
-        l.activationPerSample = jl.value("activation", uint64_t{0});
+        if (auto f = jl.find("fwd_flops"); f != jl.end()) {
+          if (!f->is_number() || !std::isfinite(f->get<double>()) || f->get<double>() < 0 ||
+              f->get<double>() > 1e18) {
+            throw UsageError(fmt::format("{}: \"fwd_flops\" must be a number in 0..1e18, not {}",
+                                         what, f->dump()));
+          }
+          l.fwdFlopsPerSample = f->get<double>();
+        }
+        l.activationPerSample =
+            static_cast<uint64_t>(field(jl, "activation", 0, kMaxTensor, what, 0));
         l.block = true;
         l.split.assign(l.tensors.size(), TensorSplit::kReplicated);
-        if (l.fwdFlopsPerSample < 0) throw UsageError(fmt::format("{}: negative fwd_flops", what));
         m.layers.push_back(std::move(l));
       }
       if (m.layers.empty()) throw UsageError(fmt::format("{}: \"layers\" is empty", what));
+      if (m.layers.size() > static_cast<size_t>(kMaxBlocks)) {
+        throw UsageError(fmt::format("{}: more than {} layers", what, kMaxBlocks));
+      }
       m.totalBlocks = m.slicedBlocks = static_cast<int>(m.layers.size());
       return m;
     }
     TransformerShape s;
     s.name = name;
-    s.blocks = j.at("blocks").get<int>();
-    s.hidden = j.at("hidden").get<int>();
-    s.heads = j.at("heads").get<int>();
-    s.kvHeads = j.value("kv_heads", 0);
-    s.ffn = j.value("ffn", 4 * s.hidden);
-    s.seq = j.at("seq").get<int>();
-    s.vocab = j.value("vocab", 0);
+    s.blocks = static_cast<int>(field(j, "blocks", 1, kMaxBlocks, what));
+    s.hidden = static_cast<int>(field(j, "hidden", 1, kMaxDimension, what));
+    s.heads = static_cast<int>(field(j, "heads", 1, kMaxDimension, what));
+    s.kvHeads = static_cast<int>(field(j, "kv_heads", 1, kMaxDimension, what, 0));
+    s.ffn = static_cast<int>(field(j, "ffn", 1, kMaxDimension, what, 4 * int64_t{s.hidden}));
+    s.seq = static_cast<int>(field(j, "seq", 1, kMaxCount, what));
+    s.vocab = static_cast<int>(field(j, "vocab", 0, kMaxCount, what, 0));
     std::string mlp = j.value("mlp", std::string("gelu"));
     if (mlp != "gelu" && mlp != "swiglu") {
       throw UsageError(fmt::format("{}: mlp must be gelu or swiglu, not '{}'", what, mlp));
@@ -351,9 +423,21 @@ Model modelFromJsonText(std::string_view text, std::string_view what) {
 }
 
 Model modelFromJsonFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw UsageError(fmt::format("--model-json {}: is a directory, not a JSON file", path));
+  }
   std::ifstream f(path);
-  if (!f) throw UsageError(fmt::format("cannot read model file {}", path));
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (!f) throw UsageError(fmt::format("--model-json {}: cannot read the file", path));
+  std::string text;
+  char chunk[65536];
+  // A model is a few lines; a larger file is not one (and /dev/zero would never end).
+  while (f.read(chunk, sizeof chunk) || f.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(f.gcount()));
+    if (text.size() > (16u << 20)) {
+      throw UsageError(fmt::format("--model-json {}: larger than 16 MiB, not a model", path));
+    }
+  }
   return modelFromJsonText(text, path);
 }
 

@@ -54,11 +54,12 @@ ImportFormat detectImportFormat(std::string_view text, const std::string& path) 
       return ImportFormat::kNcclTests;
     }
   }
-  // A bare nccl-tests table pasted without header or footer: its first line is a data row.
+  // A bare nccl-tests table cut out of a log: its first line that is not blank or a '#' line
+  // (the column header, the footer) is a data row.
   importer::LineReader rows(text);
   while (rows.next(line)) {
     std::string_view l = trim(line.text);
-    if (l.empty()) continue;
+    if (l.empty() || l.starts_with("#")) continue;
     auto tok = importer::splitWhitespace(l);
     if (tok.size() >= 11 && tok.size() <= 13 && importer::toUnsigned(tok[0]) &&
         importer::toUnsigned(tok[1]) &&
@@ -144,10 +145,10 @@ PreparedText prepareImportText(std::string_view text, const ImportOptions& optio
     }
     // Bounded lines keep every later step (including std::regex, which recurses per character)
     // far from the stack's limit; no benchmark prints lines anywhere near this long.
-    if (out.text.size() - lineStart >= kMaxImportLineBytes && !options.jsonInput) {
-      importer::fail(
-          options, line,
-          fmt::format("line longer than {} bytes: not a benchmark log line", kMaxImportLineBytes));
+    const size_t cap = options.jsonInput ? kMaxImportJsonBytes : kMaxImportLineBytes;
+    if (out.text.size() - lineStart >= cap) {
+      importer::fail(options, line,
+                     fmt::format("line longer than {} bytes: not a benchmark log line", cap));
     }
     size_t n = utf8Length(text, i);
     if (n == 0) {

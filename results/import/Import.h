@@ -48,10 +48,16 @@ struct ImportOptions {
   std::vector<std::string> preparationNotes;
 };
 
-// Lines longer than this fail a text log (JSON is exempt).
+// Lines longer than this fail a text log.
 constexpr size_t kMaxImportLineBytes = 4096;
+// JSON (an nccl-tests -J report, or one NCCL Inspector record per line): a line, and a whole
+// nccl-tests report, longer than this is refused. A report of 1,024 ranks is about 200 KB, and
+// parsing JSON takes about 20 times its size in memory.
+constexpr size_t kMaxImportJsonBytes = 4u << 20;
 // Files larger than this are refused before parsing (ImportCommand reads at most this much).
-constexpr size_t kMaxImportFileBytes = 256u << 20;
+// The bound of an import's memory: about 3 times the file (the file, the prepared copy, the
+// records); docs/ARCHITECTURE.md ("results/import") states the measured figures.
+constexpr size_t kMaxImportFileBytes = 64u << 20;
 
 // What parseImport does to a file's bytes before any parser sees them: strips OpenMPI
 // --tag-output prefixes ("[1,0]<stdout>:"), replaces bytes that are not UTF-8 by '?', and fails

@@ -77,6 +77,7 @@ struct Section {
   bool inTable = false;
   int rows = 0;
   std::vector<ResultRecord> results;
+  std::vector<int> resultLines;  // the log line of each result
   std::optional<int64_t> outOfBounds;
   bool outOfBoundsFailed = false;
   std::optional<double> avgBusBw;
@@ -416,6 +417,7 @@ class NcclTestsParser {
       optional(p.iCv, x.cv);
       if (x.cv) *x.cv /= 100;  // printed in percent
       sec.results.push_back(std::move(x));
+      sec.resultLines.push_back(line.number);
     }
     ++sec.rows;
   }
@@ -450,6 +452,25 @@ class NcclTestsParser {
           fmt::format("{} algbw {:.2f} is not size / time = {:.2f} GB/s: "
                       "columns out of order or edited",
                       placement == "in" ? "in-place" : "out-of-place", algbw, expected));
+    }
+  }
+
+  // The current layout prints busbw = algbw x the collective's factor at the world size
+  // (2(n-1)/n for allreduce...). Both have two decimals, so rows below 1 GB/s are not judged; a
+  // row past the rounding was edited or mangled (busbw and time swapped, a column cut out).
+  void checkBusbw(const Section& sec, const std::string& coll, int n) const {
+    auto factor = importer::busFactor(coll, n);
+    if (!factor) return;
+    for (size_t i = 0; i < sec.results.size() && i < sec.resultLines.size(); ++i) {
+      const ResultRecord& r = sec.results[i];
+      if (!r.algbw || !r.busbw || !(*r.algbw >= 1)) continue;
+      const double expected = *r.algbw * *factor;
+      if (std::fabs(*r.busbw - expected) > 0.0051 * (1 + *factor) + 1e-3 * expected) {
+        importer::fail(options_, sec.resultLines[i],
+                       fmt::format("busbw {:.2f} is not algbw {:.2f} x {:.3f} ({} on {} ranks): "
+                                   "columns out of order or edited",
+                                   *r.busbw, *r.algbw, *factor, coll, n));
+      }
     }
   }
 
@@ -545,6 +566,8 @@ class NcclTestsParser {
                               : "no '# Rank' device lines: the world size is not known");
     }
     if (stated.empty() && options_.collective) checkUserCollective(coll, n, sec);
+
+    if (sec.table->root >= 0 && n > 1) checkBusbw(sec, coll, n);
 
     std::string variant = sec.algo.empty() ? "nccl" : "nccl:" + sec.algo;
     bool anyFailed = false;
@@ -680,8 +703,12 @@ class NcclTestsParser {
       coll = q == 1 ? "allreduce" : q > 1 ? "reduce_scatter" : "";
     } else if (rooted) {
       coll = "broadcast";
+    } else if (q > 1 && tb.root < 0) {
+      coll = "allgather";  // the only non-reduction table of the old layouts with size = count x n
     } else if (q > 1) {
-      coll = "allgather";  // the only non-reduction nccl-tests table with size = count x n
+      // The current layout prints alltoall like allgather (size = count x n, the same busbw
+      // factor): only the file name or --collective can tell them apart.
+      why.push_back("allgather or alltoall");
     }
     int world = q > 1 ? static_cast<int>(q) : 0;
     auto ratio = busRatio(sec);

@@ -309,6 +309,11 @@ class JsonReport {
 
 std::vector<ImportedRun> parseNcclTestsJson(std::string_view text, const ImportOptions& options) {
   std::vector<ImportedRun> runs;
+  if (text.size() > kMaxImportJsonBytes) {
+    importer::fail(options, 0,
+                   fmt::format("a JSON report larger than {} MiB: not an nccl-tests report",
+                               kMaxImportJsonBytes >> 20));
+  }
   try {
     runs.push_back(JsonReport(text, options).parse());
   } catch (const nlohmann::json::exception& e) {

@@ -192,8 +192,8 @@ TEST(CompareOptions, Thresholds) {
   EXPECT_DOUBLE_EQ(parseThreshold("5%"), 0.05);
   EXPECT_DOUBLE_EQ(parseThreshold("5"), 0.05);
   EXPECT_DOUBLE_EQ(parseThreshold(" 12.5 % "), 0.125);
-  EXPECT_DOUBLE_EQ(parseThreshold("0"), 0);
-  for (const char* bad : {"", "%", "abc", "-1%", "100%", "5%%", "1e999", "nan"}) {
+  EXPECT_DOUBLE_EQ(parseThreshold("0.5"), 0.005);
+  for (const char* bad : {"", "%", "abc", "-1%", "0", "0%", "100%", "5%%", "1e999", "nan"}) {
     EXPECT_THROW(parseThreshold(bad), UsageError) << bad;
   }
   EXPECT_DOUBLE_EQ(checkAlpha(0.01), 0.01);
