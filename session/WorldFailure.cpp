@@ -68,8 +68,14 @@ void runMpiRank(MpiWorld& world, const std::function<void(Communicator&)>& fn) {
       world.finalize();
       std::exit(exitCodeFor(e.kind()));
     }
+    // The line before MPI_Finalize: the peers that agreed on the error leave right after it with
+    // a non-zero code, and mpirun then kills this rank before it could print afterwards.
+    std::fflush(stdout);
+    std::fprintf(stderr, "collbench: %s\n", printable(e.what()).c_str());
+    std::fflush(stderr);
     armFinalizeWatchdog(e.what(), exitCodeFor(e.kind()));
-    throw;
+    world.finalize();
+    std::exit(exitCodeFor(e.kind()));
   } catch (const std::bad_alloc&) {
     printAndAbort("out of memory", 2);
   } catch (const std::exception& e) {

@@ -15,8 +15,9 @@
 
 namespace cb {
 
-// Runs fn on this rank of `world`; returns normally or rethrows errors every rank shares, and
-// never returns from any other error.
+// Runs fn on this rank of `world` and returns normally, or never: an error every rank shares is
+// printed by the rank it reaches (rank 0: the others agreed silently) before MPI_Finalize, then
+// the process exits with its code; any other error aborts the job.
 void runMpiRank(MpiWorld& world, const std::function<void(Communicator&)>& fn);
 
 }  // namespace cb

@@ -97,8 +97,9 @@ for doc in "$src/README.md" "$src"/docs/*.md; do
     rc=$?
     allowed="0"
     [[ $command == *" gate "* || $command == "collbench gate"* ]] && allowed="0 1 3"
-    # diag: 1 is a verdict (suspects found), not a failure.
-    [[ $command == *" diag "* || $command == "collbench diag"* ]] && allowed="0 1"
+    # diag: 1 is a verdict (suspects found, or links below their bound), 3 "too noisy to judge"
+    # (a shared machine), not failures.
+    [[ $command == *" diag "* || $command == "collbench diag"* ]] && allowed="0 1 3"
     if [[ " $allowed " == *" $rc "* ]]; then
       echo "ok   $where ($((SECONDS - start)) s): $command"
       passes=$((passes + 1))

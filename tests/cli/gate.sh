@@ -124,7 +124,7 @@ has "$out" "# history: "
 expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow --lookback 0
 [[ "$out" != *"# history: "* ]] || fail "--lookback 0 still used stored runs"
 expect 2 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow --lookback -1
-one_line_error x "--lookback must not be negative"
+one_line_error x "--lookback -1: must not be negative"
 
 # Different environments: not comparable (exit 2 with one line), unless allowed.
 expect 2 "$cb" gate --db "$db" --baseline 1,2 --candidate 10
