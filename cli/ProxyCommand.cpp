@@ -198,9 +198,7 @@ ProxyOptions toOptions(const ProxyCliOptions& c) {
     throw UsageError("--predict-ranks-per-node needs --scaling strong|weak");
   }
   o.predictRanksPerNode = c.predictRanksPerNode;
-  if (!(c.interNodeGbps >= 0) || !(c.interNodeUs >= 0)) {
-    throw UsageError("--inter-node-gbps and --inter-node-us must not be negative");
-  }
+  // Negative and non-finite values were refused with every other number (OptionChecks).
   o.interNode.alpha = c.interNodeUs * 1e-6;
   o.interNode.beta = c.interNodeGbps > 0 ? 1 / (c.interNodeGbps * 1e9) : 0;
   if ((c.interNodeUs > 0) != (c.interNodeGbps > 0)) {
