@@ -798,13 +798,6 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
     if (enough && !data.empty()) runTest(out.wholeRun, b, c, alphaWhole, o, e);
     decide(out.wholeRun, o.threshold, alphaWhole);
   }
-  // The runs' levels in two modes: every value net of its run's level is net of a mode, so the
-  // confined tests cannot speak either.
-  auto levelModes = [&](LevelTest& t) {
-    if (!out.wholeRun.modal || !t.tested || t.modal) return;
-    t.modal = true;
-    t.modeGapPct = out.wholeRun.modeGapPct;
-  };
 
   // Cases: values, spread and the confined test.
   std::vector<LevelTest*> family;
@@ -864,7 +857,6 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
           }
         }
       }
-      levelModes(c.confined);
       family.push_back(&c.confined);
     } else {
       Undisturbed net = setAsideDisturbed(d.baseNet, d.candNet);
@@ -902,7 +894,6 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
         }
       }
       runTest(s.confined, b, c, alphaOneConfined, o, e);
-      levelModes(s.confined);
       // Most of its cases switching modes (seen here or by a calibration): so does the series.
       int modal = 0;
       double gap = 0;
@@ -989,21 +980,16 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
       c.verdict = Verdict::kInconclusive;
       // Its own values may sit in one mode while its run's level moves with the cases that
       // switch (a run's level is a median over its cases): then say that, not "X and X GB/s".
-      const bool ownModes = c.modeA > 0 && c.modeB > 0 &&
-                            std::abs(std::log(c.modeA / c.modeB)) >= std::log1p(o.threshold);
-      constexpr const char* kAdvice = "pin ranks with --bind or interleave runs";
-      if (ownModes) {
-        c.note = fmt::format("this case has two modes ({} and {} {}); {}", modeText(c.modeA),
-                             modeText(c.modeB), metricUnit(o.metric), kAdvice);
-      } else if (out.wholeRun.modal) {
-        c.note = fmt::format("the whole runs have two modes ({:.0f}% apart); {}",
-                             out.wholeRun.modeGapPct, kAdvice);
-      } else {
-        c.note = fmt::format(
-            "net of its run this case has two modes ({:.0f}% apart: other cases of its runs "
-            "switch modes); {}",
-            c.confined.modeGapPct, kAdvice);
-      }
+      const bool ownModes = std::abs(std::log(c.modeA / c.modeB)) >= std::log1p(o.threshold);
+      c.note = ownModes ? fmt::format(
+                              "this case has two modes ({} and {} {}); pin ranks with --bind or "
+                              "interleave runs",
+                              modeText(c.modeA), modeText(c.modeB), metricUnit(o.metric))
+                        : fmt::format(
+                              "net of its run this case has two modes ({:.0f}% apart: other "
+                              "cases of its runs switch modes); pin ranks with --bind or "
+                              "interleave runs",
+                              c.confined.modeGapPct);
       continue;
     }
     if ((c.flaggedBy = flaggedBy(Verdict::kRegression, c.worsePct, c.confined.worsePct)) !=
