@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 
 #include "collectives/ScheduleVariants.h"
 #include "collectives/nccl/CudaCheck.h"
@@ -181,6 +182,103 @@ void enqueueRecvReduces(const CudaPhasePlan& plan, const DeviceSpans& at, char* 
   }
 }
 
+std::vector<OneDeviceAction> orderForOneDevice(
+    const std::vector<std::vector<CudaPhasePlan>>& plans) {
+  const int n = static_cast<int>(plans.size());
+  struct Posted {
+    size_t phase, index;
+  };
+  // channel[a][b]: a's sends to b and b's receives from a, posted and not yet matched.
+  std::vector<std::vector<std::deque<Posted>>> sends(n, std::vector<std::deque<Posted>>(n));
+  std::vector<std::vector<std::deque<Posted>>> receives(n, std::vector<std::deque<Posted>>(n));
+  std::vector<size_t> phase(n, 0), outstanding(n, 0);
+  std::vector<bool> entered(n, false);
+  std::vector<OneDeviceAction> order;
+  auto peerOf = [n](int r, int peer) {
+    if (peer < 0 || peer >= n || peer == r) {
+      throw InternalError(fmt::format("rank {} addresses invalid peer {}", r, peer));
+    }
+    return peer;
+  };
+  while (true) {
+    bool progress = false, allDone = true;
+    for (int r = 0; r < n; ++r) {
+      if (phase[r] >= plans[r].size() || entered[r]) {
+        allDone = allDone && phase[r] >= plans[r].size();
+        continue;
+      }
+      allDone = false;
+      const CudaPhasePlan& plan = plans[r][phase[r]];
+      order.push_back({OneDeviceAction::kEnter, r, phase[r]});
+      for (size_t i = 0; i < plan.sends.size(); ++i) {
+        sends[r][peerOf(r, plan.sends[i].peer)].push_back({phase[r], i});
+      }
+      for (size_t i = 0; i < plan.receives.size(); ++i) {
+        receives[peerOf(r, plan.receives[i].step.peer)][r].push_back({phase[r], i});
+      }
+      outstanding[r] = plan.sends.size() + plan.receives.size();
+      entered[r] = true;
+      progress = true;
+    }
+    if (allDone) break;
+    for (int a = 0; a < n; ++a) {
+      for (int b = 0; b < n; ++b) {
+        auto& out = sends[a][b];
+        auto& in = receives[a][b];
+        while (!out.empty() && !in.empty()) {
+          const Step& send = plans[a][out.front().phase].sends[out.front().index];
+          const Step& recv = plans[b][in.front().phase].receives[in.front().index].step;
+          if (send.src.count != recv.dst.count) {
+            throw InternalError(fmt::format(
+                "rank {} (phase {}) sends {} elements to rank {}, whose receive (phase {}) "
+                "expects {}",
+                a, out.front().phase, send.src.count, b, in.front().phase, recv.dst.count));
+          }
+          OneDeviceAction t{OneDeviceAction::kTransfer, b, in.front().phase};
+          t.from = a;
+          t.fromPhase = out.front().phase;
+          t.send = out.front().index;
+          t.receive = in.front().index;
+          order.push_back(t);
+          out.pop_front();
+          in.pop_front();
+          --outstanding[a];
+          --outstanding[b];
+          progress = true;
+        }
+      }
+    }
+    for (int r = 0; r < n; ++r) {
+      if (entered[r] && outstanding[r] == 0) {
+        order.push_back({OneDeviceAction::kRecvReduces, r, phase[r]});
+        entered[r] = false;
+        ++phase[r];
+        progress = true;
+      }
+    }
+    if (!progress) {
+      std::string waits;
+      for (int r = 0; r < n; ++r) {
+        if (phase[r] < plans[r].size()) {
+          waits += fmt::format("{}rank {} in phase {}", waits.empty() ? "" : ", ", r, phase[r]);
+        }
+      }
+      throw InternalError(fmt::format("the schedules deadlock: {} wait(s) for messages", waits));
+    }
+  }
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (!sends[a][b].empty() || !receives[a][b].empty()) {
+        throw InternalError(fmt::format(
+            "{} unmatched message(s) from rank {} to rank {} (phase {})",
+            sends[a][b].size() + receives[a][b].size(), a, b,
+            sends[a][b].empty() ? receives[a][b].front().phase : sends[a][b].front().phase));
+      }
+    }
+  }
+  return order;
+}
+
 void runSchedulesOnOneDevice(const std::vector<Schedule>& schedules,
                              const std::vector<DeviceSpans>& buffers,
                              const std::vector<char*>& staging, const CollArgs& args,
@@ -189,45 +287,30 @@ void runSchedulesOnOneDevice(const std::vector<Schedule>& schedules,
   if (buffers.size() != schedules.size() || staging.size() != schedules.size()) {
     throw InternalError("runSchedulesOnOneDevice: one buffer set and staging per schedule");
   }
-  size_t phases = 0;
-  for (const auto& sch : schedules) phases = std::max(phases, sch.phases.size());
-  for (size_t p = 0; p < phases; ++p) {
-    std::vector<CudaPhasePlan> plans(n);
-    for (int r = 0; r < n; ++r) {
-      if (p < schedules[r].phases.size()) plans[r] = planCudaPhase(schedules[r].phases[p]);
-    }
-    for (int r = 0; r < n; ++r) enqueueLocalSteps(plans[r], buffers[r], args.dtype, args.op, n, s);
-    // The k-th receive of r from a peer takes the k-th send of that peer to r (posting order).
-    std::vector<std::vector<size_t>> taken(n, std::vector<size_t>(n, 0));
-    for (int r = 0; r < n; ++r) {
-      for (const auto& recv : plans[r].receives) {
-        const int from = recv.step.peer;
-        const Step* match = nullptr;
-        size_t k = 0;
-        for (const auto& send : plans[from].sends) {
-          if (send.peer != r) continue;
-          if (k++ == taken[from][r]) {
-            match = &send;
-            break;
-          }
-        }
-        if (!match || match->src.count != recv.step.dst.count) {
-          throw InternalError(
-              fmt::format("phase {}: rank {}'s receive from {} has no matching send", p, r, from));
-        }
-        ++taken[from][r];
-        if (recv.step.dst.count == 0) continue;
-        char* into = recv.step.kind == StepKind::kRecvReduce
-                         ? staging[r] + recv.stagingOffset * buffers[r].elementBytes
-                         : buffers[r].at(recv.step.dst);
-        checkCuda(cudaMemcpyAsync(into, buffers[from].at(match->src),
-                                  recv.step.dst.count * buffers[r].elementBytes,
-                                  cudaMemcpyDeviceToDevice, s),
-                  "cudaMemcpyAsync (one-device round)");
+  std::vector<std::vector<CudaPhasePlan>> plans(n);
+  for (int r = 0; r < n; ++r) {
+    for (const auto& phase : schedules[r].phases) plans[r].push_back(planCudaPhase(phase));
+  }
+  for (const OneDeviceAction& a : orderForOneDevice(plans)) {
+    const CudaPhasePlan& plan = plans[a.rank][a.phase];
+    const DeviceSpans& at = buffers[a.rank];
+    switch (a.kind) {
+      case OneDeviceAction::kEnter: enqueueLocalSteps(plan, at, args.dtype, args.op, n, s); break;
+      case OneDeviceAction::kRecvReduces:
+        enqueueRecvReduces(plan, at, staging[a.rank], args.dtype, args.op, s);
+        break;
+      case OneDeviceAction::kTransfer: {
+        const Step& send = plans[a.from][a.fromPhase].sends[a.send];
+        const CudaPhasePlan::Receive& r = plan.receives[a.receive];
+        if (r.step.dst.count == 0) break;
+        char* into = r.step.kind == StepKind::kRecvReduce
+                         ? staging[a.rank] + r.stagingOffset * at.elementBytes
+                         : at.at(r.step.dst);
+        checkCuda(cudaMemcpyAsync(into, buffers[a.from].at(send.src),
+                                  r.step.dst.count * at.elementBytes, cudaMemcpyDeviceToDevice, s),
+                  "cudaMemcpyAsync (one-device message)");
+        break;
       }
-    }
-    for (int r = 0; r < n; ++r) {
-      enqueueRecvReduces(plans[r], buffers[r], staging[r], args.dtype, args.op, s);
     }
   }
 }

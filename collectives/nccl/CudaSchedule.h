@@ -54,11 +54,32 @@ void enqueueLocalSteps(const CudaPhasePlan& plan, const DeviceSpans& at, DataTyp
 void enqueueRecvReduces(const CudaPhasePlan& plan, const DeviceSpans& at, char* staging, DataType t,
                         RedOp op, cudaStream_t s);
 
-// Every rank's schedule on this thread's one device, in one stream: per phase, each rank's local
-// steps, then the communication as device copies (the k-th receive of b from a in a phase takes
-// the k-th send of a to b), then the recv-reduces. The executor's kernels, phase plans, spans and
-// staging for several ranks where NCCL can't run them (it refuses two ranks on one GPU); a test
-// tool, not a timed path. `staging[r]` holds cudaStagingCount(schedules[r]) elements.
+// The order in which one device plays every rank's schedule (pure; tested on the host by playing
+// it on host arrays): NCCL's rendezvous semantics, as the reference executor's. A rank enters its
+// next phase (its local steps run) once its previous phase's messages have all completed; the k-th
+// send of a to b, over the whole schedule, matches the k-th receive of b from a, whatever phase
+// each side posts it in, and is played (a copy into the destination, or into staging for a
+// recv-reduce) once both sides have entered those phases; a phase ends with its recv-reduces.
+struct OneDeviceAction {
+  enum Kind { kEnter, kTransfer, kRecvReduces } kind = kEnter;
+  int rank = 0;      // kEnter, kRecvReduces: whose phase; kTransfer: the receiver
+  size_t phase = 0;  // that rank's phase
+  // kTransfer: plans[from][fromPhase].sends[send] lands in plans[rank][phase].receives[receive].
+  int from = -1;
+  size_t fromPhase = 0;
+  size_t send = 0;
+  size_t receive = 0;
+};
+// plans[r][p] = planCudaPhase(schedules[r].phases[p]). Throws InternalError naming the ranks when
+// a receive has no matching send of the same size, a message is never received, or the ranks
+// deadlock.
+std::vector<OneDeviceAction> orderForOneDevice(
+    const std::vector<std::vector<CudaPhasePlan>>& plans);
+
+// Every rank's schedule on this thread's one device, in one stream, in orderForOneDevice's order:
+// the executor's kernels, phase plans, spans and staging for several ranks, the messages as
+// device copies, where NCCL can't run them (it refuses two ranks on one GPU); a test tool, not a
+// timed path. `staging[r]` holds cudaStagingCount(schedules[r]) elements.
 void runSchedulesOnOneDevice(const std::vector<Schedule>& schedules,
                              const std::vector<DeviceSpans>& buffers,
                              const std::vector<char*>& staging, const CollArgs& args,

@@ -4,6 +4,7 @@
 #if defined(COLLBENCH_HAVE_CUDA)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -14,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/Verify.h"
 #include "collectives/algorithms/Algorithms.h"
 #include "collectives/nccl/CudaSchedule.h"
 #include "collectives/nccl/KernelLoops.h"
@@ -172,6 +174,137 @@ TEST(CudaSchedulePlan, BrokenSchedulesAreRejected) {
   s.phases.clear();
   s.recvCount = 5;  // smaller than the collective's buffer
   EXPECT_THROW(checkScheduleForDevice(s, args, 2), InternalError);
+}
+
+// Plays orderForOneDevice's order on host arrays the way runSchedulesOnOneDevice plays it on the
+// device (the same plans, staging offsets and step order; memcpy and the host reductions for the
+// copies and kernels).
+void playOnHost(const std::vector<Schedule>& schedules, const CollArgs& args,
+                std::vector<std::vector<std::byte>>& send,
+                std::vector<std::vector<std::byte>>& recv) {
+  const int n = static_cast<int>(schedules.size());
+  const size_t es = dataTypeSize(args.dtype);
+  std::vector<std::vector<CudaPhasePlan>> plans(n);
+  std::vector<std::vector<std::byte>> scratch(n), staging(n);
+  for (int r = 0; r < n; ++r) {
+    for (const auto& phase : schedules[r].phases) plans[r].push_back(planCudaPhase(phase));
+    scratch[r].resize(schedules[r].scratchCount * es);
+    staging[r].resize(cudaStagingCount(schedules[r]) * es);
+  }
+  auto at = [&](int r, const Span& sp) {
+    std::byte* base = sp.buf == BufferRef::kSend   ? send[r].data()
+                      : sp.buf == BufferRef::kRecv ? recv[r].data()
+                                                   : scratch[r].data();
+    return base + sp.offset * es;
+  };
+  for (const OneDeviceAction& a : orderForOneDevice(plans)) {
+    const CudaPhasePlan& plan = plans[a.rank][a.phase];
+    if (a.kind == OneDeviceAction::kEnter) {
+      for (const Step& st : plan.local) {
+        if (st.dst.count == 0) continue;
+        if (st.kind == StepKind::kCopy && at(a.rank, st.src) != at(a.rank, st.dst)) {
+          std::memcpy(at(a.rank, st.dst), at(a.rank, st.src), st.dst.count * es);
+        } else if (st.kind == StepKind::kReduce) {
+          reduce(args.dtype, args.op, at(a.rank, st.dst), at(a.rank, st.dst), at(a.rank, st.src),
+                 st.dst.count);
+        } else if (st.kind == StepKind::kScale) {
+          scaleForAvg(args.dtype, at(a.rank, st.dst), st.dst.count, n);
+        }
+      }
+    } else if (a.kind == OneDeviceAction::kTransfer) {
+      const Step& from = plans[a.from][a.fromPhase].sends[a.send];
+      const CudaPhasePlan::Receive& r = plan.receives[a.receive];
+      if (r.step.dst.count == 0) continue;
+      std::byte* into = r.step.kind == StepKind::kRecvReduce
+                            ? staging[a.rank].data() + r.stagingOffset * es
+                            : at(a.rank, r.step.dst);
+      std::memcpy(into, at(a.from, from.src), r.step.dst.count * es);
+    } else {
+      for (const auto& r : plan.receives) {
+        if (r.step.kind != StepKind::kRecvReduce || r.step.dst.count == 0) continue;
+        reduce(args.dtype, args.op, at(a.rank, r.step.dst), at(a.rank, r.step.src),
+               staging[a.rank].data() + r.stagingOffset * es, r.step.dst.count);
+      }
+    }
+  }
+}
+
+// What GpuDevice.CudaExecutorStepsForSeveralRanksOnOneDevice runs on the GPU, on the host: every
+// algorithm's schedules for 2..5 ranks in the one-device order give the expected result. (Its
+// first run on an H100 failed on a rooted schedule whose messages cross phases.)
+TEST(OneDeviceOrder, EveryAlgorithmGivesTheExpectedResult) {
+  int checked = 0;
+  for (const AlgorithmInfo& algo : algorithms()) {
+    for (int n = 2; n <= 5; ++n) {
+      for (size_t count : {size_t{1}, size_t{1000}, size_t{4099}}) {
+        for (RedOp op : {RedOp::kSum, RedOp::kAvg}) {
+          CollArgs args;
+          args.coll = algo.coll;
+          args.dtype = op == RedOp::kAvg ? DataType::kFloat : DataType::kInt32;
+          args.op = op;
+          args.count = count;
+          args.root = n > 2 ? 2 : 0;
+          AlgoOptions opts;
+          if (algo.unsupported && algo.unsupported(n, args, opts)) continue;
+          const size_t es = dataTypeSize(args.dtype);
+          std::vector<Schedule> schedules;
+          std::vector<std::vector<std::byte>> send(n), recv(n);
+          for (int r = 0; r < n; ++r) {
+            schedules.push_back(algo.build(r, n, args, opts));
+            send[r].resize(std::max(schedules[r].sendCount, sendCount(args, n)) * es);
+            recv[r].resize(std::max(schedules[r].recvCount, recvCount(args, n)) * es);
+            fillInput(args, r, n, 5, send[r].data());
+          }
+          ASSERT_NO_THROW(playOnHost(schedules, args, send, recv))
+              << algo.name << " n=" << n << " count=" << count;
+          for (int r = 0; r < n; ++r) {
+            std::vector<std::byte> expected(recvCount(args, n) * es);
+            if (!expectedOutput(args, r, n, 5, expected.data())) continue;
+            EXPECT_EQ(countWrong(args, n, recv[r].data(), expected.data(), recvCount(args, n)), 0)
+                << algo.name << " " << collectiveName(algo.coll) << " n=" << n << " count=" << count
+                << " op=" << redOpName(op) << " rank " << r;
+          }
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
+TEST(OneDeviceOrder, MessagesMatchAcrossPhasesAndMismatchesAreNamed) {
+  // Rank 0 sends in phase 1 what rank 1 receives in phase 0: legal under rendezvous semantics.
+  std::vector<std::vector<CudaPhasePlan>> plans(2);
+  Phase idle, send0, recv1;
+  send0.steps = {sendStep(1, {BufferRef::kSend, 0, 4})};
+  recv1.steps = {recvStep(0, {BufferRef::kRecv, 0, 4})};
+  plans[0] = {planCudaPhase(idle), planCudaPhase(send0)};
+  plans[1] = {planCudaPhase(recv1)};
+  auto order = orderForOneDevice(plans);
+  auto t = std::find_if(order.begin(), order.end(),
+                        [](const auto& a) { return a.kind == OneDeviceAction::kTransfer; });
+  ASSERT_NE(t, order.end());
+  EXPECT_EQ(t->from, 0);
+  EXPECT_EQ(t->fromPhase, 1u);
+  EXPECT_EQ(t->rank, 1);
+  EXPECT_EQ(t->phase, 0u);
+  // A size mismatch, a message never received and a deadlock are refused with the ranks named.
+  Phase recv1Short;
+  recv1Short.steps = {recvStep(0, {BufferRef::kRecv, 0, 3})};
+  plans[1] = {planCudaPhase(recv1Short)};
+  EXPECT_THROW(orderForOneDevice(plans), InternalError);
+  plans[1] = {planCudaPhase(idle)};
+  EXPECT_THROW(orderForOneDevice(plans), InternalError);
+  Phase recv0;
+  recv0.steps = {recvStep(1, {BufferRef::kRecv, 0, 4})};
+  plans[0] = {planCudaPhase(recv0)};
+  plans[1] = {planCudaPhase(recv1)};  // both only receive: nobody sends
+  try {
+    orderForOneDevice(plans);
+    ADD_FAILURE() << "no deadlock reported";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Watchdog, FiresOncePastTheDeadline) {
