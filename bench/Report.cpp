@@ -121,6 +121,12 @@ void NcclTestsTable::writeRow(const Pending& r) {
   line += placementColumns(r.out.get());
   line += placementColumns(r.in.get());
   line += '\n';
+  // Why a row is N/A: '#' lines, which nccl-tests parsers skip.
+  for (const PointResult* p : {r.out.get(), r.in.get()}) {
+    if (p && p->status == "failed") {
+      line += fmt::format("#   failed ({}): {}\n", placementName(p->placement), p->message);
+    }
+  }
   out_.write(line);
   ++rows_;
 }

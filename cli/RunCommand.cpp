@@ -381,6 +381,10 @@ int doRun(const RunOptions& o) {
     }
     RunOutcome outcome{summary.interrupted, summary.wrongTotal, "wrong element(s)"};
     if (root) outcome.low = reportVerdicts(o, peaks, all, s);
+    for (const PointResult& p : all) {
+      if (p.status != "failed") continue;
+      if (outcome.failed++ == 0) outcome.firstFailure = p.variant + ": " + p.message;
+    }
     return outcome;
   });
 }

@@ -186,6 +186,10 @@ int runMeasuringCommand(const SessionOptions& o,
       fmt::print(stderr, "collbench: verification failed: {} {}\n", outcome.wrong,
                  outcome.wrongUnit);
       exitCode = 1;
+    } else if (outcome.failed > 0) {
+      fmt::print(stderr, "collbench: {} point(s) failed; the first: {}\n", outcome.failed,
+                 outcome.firstFailure);
+      exitCode = 1;
     } else if (outcome.low > 0) {
       fmt::print(stderr,
                  "collbench: --expect: {} figure(s) below their expected share of the bound\n",

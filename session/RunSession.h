@@ -96,12 +96,14 @@ struct RunOutcome {
   int64_t wrong = 0;         // > 0: verification failed (exit 1)
   std::string wrongUnit = "wrong element(s)";
   int64_t low = 0;  // > 0: figures below their expected share of the bound (run --expect; exit 1)
+  int64_t failed = 0;             // > 0: points that failed (an error of the collective; exit 1)
+  std::string firstFailure = {};  // the first failed point's reason, for the closing line
 };
 
 // The lifecycle every measuring command shares. Installs the SIGINT/SIGTERM handlers, starts the
 // world, makes a RunSession on every rank and calls body. Then:
 //  - body returned: rank 0 ends the run ok (or interrupted) and prints "# stored as run N in DB";
-//    the exit code is 130 when interrupted, 1 when anything was wrong, else 0;
+//    the exit code is 130 when interrupted, 1 when anything was wrong or a point failed, else 0;
 //  - body threw after beginRun(): the run ends interrupted when a signal arrived (the error may
 //    be an InterruptedError, or a peer's failure because the launcher stopped it first) and the
 //    error becomes InterruptedError ("interrupted by signal N", exit 130); else the run ends

@@ -168,7 +168,15 @@ double DeviceCallRunner::runBatch(const DeviceCall& call, int calls, BatchShift 
       checkCuda(cudaGraphLaunch(graph->exec(), s), "cudaGraphLaunch");
     }
   } else {
-    for (int i = 0; i < calls; ++i) call.body(s, shift.at(i));
+    for (int i = 0; i < calls; ++i) {
+      // A long batch may still be enqueueing at the deadline (the launch queue is full, so each
+      // enqueue waits for a call to finish): stop before touching an aborted communicator.
+      if (comm_ && (comm_->aborted() || d.expired())) {
+        comm_->abort();
+        throwAborted(d);
+      }
+      call.body(s, shift.at(i));
+    }
   }
   wait(d);
   double seconds = nowSeconds() - t0;

@@ -268,6 +268,12 @@ std::string NcclComm::lastError() const {
 }
 
 void NcclComm::fail(ncclResult_t r, const char* what) {
+  // A call that fails because the watchdog aborted the communicator under it (seen on an H100:
+  // a batch of queued calls cut at -T) reports the deadline, not NCCL's error for the abort.
+  if (aborted_.load()) {
+    throw TimeoutError(fmt::format(
+        "{} did not complete before the deadline (-T); NCCL communicator aborted", what));
+  }
   std::string last = lastError();
   // NCCL refusing a forced algorithm/protocol plans nothing and leaves the communicator intact:
   // keep it (the column's refusal is remembered, NcclVariantPlan.h); anything else may have

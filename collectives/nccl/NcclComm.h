@@ -69,10 +69,13 @@ class NcclComm {
   const NcclEnv& env() const { return env_; }
   // False after an abort or an asynchronous error: the pool then makes a new one.
   bool usable() const { return !aborted_.load() && !failed_.load(); }
+  // True once abort() ran (the watchdog's, at a deadline): the handle must not be used again.
+  bool aborted() const { return aborted_.load(); }
 
   // Checks the result `r` of a call: throws NcclCallError on an error (marking this communicator
-  // failed). Should a call still say ncclInProgress, polls ncclCommGetAsyncError until it ends,
-  // aborting and throwing TimeoutError past the deadline.
+  // failed), TimeoutError when the communicator was aborted (the error is the abort's). Should a
+  // call still say ncclInProgress, polls ncclCommGetAsyncError until it ends, aborting and throwing
+  // TimeoutError past the deadline.
   void complete(ncclResult_t r, const char* what, Deadline d);
   // Throws NcclCallError (marking the communicator failed) on an asynchronous error.
   void checkAsync(const char* what);

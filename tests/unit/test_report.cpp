@@ -440,6 +440,33 @@ TEST(ReportSet, NcclTestsFormatHasNoSideBySideAndNonePrintsNothing) {
   EXPECT_THROW(cb::ReportSet(stdout, "csv", "busbw", 2), cb::UsageError);
 }
 
+// A failed point is a row of N/A in nccl-tests' table: its reason follows as a '#' line (seen on
+// an H100: a watchdog abort left a bare N/A row and no reason anywhere).
+TEST(ReportSet, AFailedPointSaysWhyUnderItsRow) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    cb::ReportSet report(f, "nccl-tests", "busbw", 1, {true, false});
+    auto p = point(Collective::kAllReduce, 1024, 256, Placement::kOut, 0, 0, 0, -1, "nccl");
+    p.status = "failed";
+    p.message = "ncclAllReduce did not complete before the deadline (-T)";
+    report.add(p);
+    report.endGroup();
+    report.finish({});
+  }
+  std::fflush(f);
+  long size = std::ftell(f);
+  std::string s(static_cast<size_t>(size), '\0');
+  std::rewind(f);
+  ASSERT_EQ(std::fread(s.data(), 1, s.size(), f), s.size());
+  std::fclose(f);
+  auto row = s.find("        1024           256");
+  ASSERT_NE(row, std::string::npos) << s;
+  auto why = s.find("#   failed (out): ncclAllReduce did not complete before the deadline (-T)\n");
+  EXPECT_NE(why, std::string::npos) << s;
+  EXPECT_GT(why, row);
+}
+
 TEST(ReportSet, UnsupportedVariantsGetOneLineUnlessTheyRunSomewhere) {
   std::FILE* f = std::tmpfile();
   ASSERT_NE(f, nullptr);

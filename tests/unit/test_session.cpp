@@ -59,6 +59,18 @@ TEST_F(Lifecycle, WrongDataExitsOneAndTheRunIsStillOk) {
   EXPECT_EQ(statuses(), std::vector<std::string>{"ok"});
 }
 
+TEST_F(Lifecycle, AFailedPointExitsOneAndTheRunIsStillOk) {
+  int code = runMeasuringCommand(o_, [](RunSession& s) {
+    s.beginRun();
+    RunOutcome o;
+    o.failed = 2;
+    o.firstFailure = "nccl: ncclAllReduce failed";
+    return o;
+  });
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(statuses(), std::vector<std::string>{"ok"});
+}
+
 TEST_F(Lifecycle, StoppedBetweenPointsIsInterrupted) {
   int code = runMeasuringCommand(o_, [](RunSession& s) {
     s.beginRun();
