@@ -159,7 +159,7 @@ ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 echo "# gpu-check: $collbench -> $out ($ngpu rank(s))"
 
 # 1. The node: GPU, driver, the NCCL the launchers found.
-step environment 30 bash -c 'nvidia-smi --query-gpu=index,name,driver_version,memory.total,pci.bus_id --format=csv && nvidia-smi topo -m; s=$?; echo "NCCL: ${COLLBENCH_NCCL_DIR:-the loader path}"; exit $s'
+step environment 30 env COLLBENCH_NCCL_DIR="$nccl_dir" bash -c 'nvidia-smi --query-gpu=index,name,driver_version,memory.total,pci.bus_id --format=csv && nvidia-smi topo -m; s=$?; echo "NCCL: ${COLLBENCH_NCCL_DIR:-the loader path}"; exit $s'
 if ! command -v nvidia-smi >/dev/null 2>&1; then
   finish environment unsupported "nvidia-smi not found: no NVIDIA driver on this machine" "$secs" "$rc"
 elif ((rc != 0)); then
@@ -208,7 +208,7 @@ if [[ -x $unit_tests ]]; then
   if ((rc == 124 || rc == 137)); then
     finish unit-gpu failed "hung: killed after ${secs}s" "$secs" "$rc"
   elif ((rc != 0)); then
-    finish unit-gpu failed "$(grep -c '^\[  FAILED  \]' "$log") failed: $(grep -m1 '^\[  FAILED  \]' "$log")" "$secs" "$rc"
+    finish unit-gpu failed "$(grep -cE '^\[  FAILED  \] .* \([0-9]+ ms\)' "$log") failed: $(grep -m1 '^\[  FAILED  \]' "$log")" "$secs" "$rc"
   elif ((skipped > 0)); then
     why=$(grep -m1 -E 'no usable CUDA|no CUDA devices' "$log")
     finish unit-gpu unsupported "$skipped skipped, $passed passed: ${why:-see the log}" "$secs" "$rc"
@@ -242,7 +242,7 @@ if ((rc == 124 || rc == 137)); then
   finish watchdog failed "hung: killed after ${secs}s" "$secs" "$rc"
 elif grep -qE "no usable CUDA device|no CUDA devices" "$log"; then
   finish watchdog unsupported "$(reason_of "$log")" "$secs" "$rc"
-elif ((rc != 0)) && grep -qE "did not complete within 10 s" "$log"; then
+elif ((rc != 0)) && grep -qE "did not complete (within 10 s|before the deadline)" "$log"; then
   lines=$(grep -cE "^collbench: |did not complete" "$log")
   finish watchdog ok "exit $rc after ${secs}s: $(grep -m1 -E 'did not complete' "$log" | cut -c1-160) ($lines line(s))" "$secs" "$rc"
 else
@@ -273,16 +273,20 @@ if [[ -n $nccl_tests ]]; then
   else
     finish nccl-tests-build ok "" "$secs" "$rc"
     nt_dir="$out/nccl-tests-build"
-    for c in all_reduce all_gather; do
-      # The same warm-up and iterations as collbench's nccl-tests mode (-w 5 -n 20).
-      step "nccl-tests-$c" 60 env LD_LIBRARY_PATH="$nccl_home/lib:${LD_LIBRARY_PATH:-}" "$nt_dir/${c}_perf" -b 8 -e 1G -f 4 -g 1 -w 5 -n 20
-      if ((rc == 0)); then
-        finish "nccl-tests-$c" ok "" "$secs" "$rc"
-      elif grep -qE "driver version is insufficient|no CUDA-capable device" "$log"; then
-        finish "nccl-tests-$c" unsupported "$(grep -m1 -oE "CUDA failure.*" "$log")" "$secs" "$rc"
-      else
-        finish "nccl-tests-$c" failed "exit $rc: $(reason_of "$log")" "$secs" "$rc"
-      fi
+    # Three interleaved rounds of nccl-tests and collbench's nccl-tests mode, the same warm-up and
+    # iterations (-w 5 -n 20): the summary compares medians per size, not one run of each.
+    for round in 1 2 3; do
+      for c in all_reduce all_gather; do
+        step "nccl-tests-$c-$round" 60 env LD_LIBRARY_PATH="$nccl_home/lib:${LD_LIBRARY_PATH:-}" "$nt_dir/${c}_perf" -b 8 -e 1G -f 4 -g 1 -w 5 -n 20
+        if ((rc == 0)); then
+          finish "nccl-tests-$c-$round" ok "" "$secs" "$rc"
+        elif grep -qE "driver version is insufficient|no CUDA-capable device" "$log"; then
+          finish "nccl-tests-$c-$round" unsupported "$(grep -m1 -oE "CUDA failure.*" "$log")" "$secs" "$rc"
+        else
+          finish "nccl-tests-$c-$round" failed "exit $rc: $(reason_of "$log")" "$secs" "$rc"
+        fi
+      done
+      run_step "cb-nccltests-$round" 60 allreduce,allgather --algo nccl -b 8 -e 1G -f 4 --format nccl-tests -w 5 -n 20 -c 1
     done
   fi
 fi
@@ -319,7 +323,7 @@ copy = [p for p in points("*-d2d-copy.run.json") if p.get("status") == "ok"]
 print("device-to-device copy (1 GiB, GB/s of data moved): %s" %
       ("%.1f" % copy[0]["algbw_gbps"] if copy else "n/a (step not ok)"))
 nccl = points("*-nccl-nccltests.run.json")
-for size in (256 << 20, 1 << 30):
+for size in (128 << 20, 512 << 20):
     row = [p for p in nccl if ok(p, "allreduce") and p["bytes"] == size]
     print("NCCL allreduce out-of-place algbw at %4d MiB: %s" %
           (size >> 20, "%.1f GB/s" % row[0]["algbw_gbps"] if row else "n/a"))
@@ -339,24 +343,35 @@ def table(log):
     except (OSError, ValueError):
         pass
     return rows
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+cb_runs = [json.load(open(f)).get("points", [])
+           for f in sorted(glob.glob(os.path.join(out, "*-cb-nccltests-*.run.json")))]
 for coll, name in (("allreduce", "all_reduce"), ("allgather", "all_gather")):
-    logs = sorted(glob.glob(os.path.join(out, "*-nccl-tests-%s.log" % name)))
+    logs = sorted(glob.glob(os.path.join(out, "*-nccl-tests-%s-*.log" % name)))
     if not logs:
         continue
-    theirs = table(logs[0])
-    ours = {p["bytes"]: p for p in nccl if ok(p, coll)}
-    print("\n# %s: nccl-tests %s_perf -g 1 beside collbench --format nccl-tests (out-of-place)" % (coll, name))
-    print("%12s  %10s %9s %9s  %10s %9s %9s  %7s" % ("size(B)", "nt time", "nt algbw", "nt busbw",
-                                                 "cb time", "cb algbw", "cb busbw", "nt/cb t"))
-    for size in sorted(set(theirs) | set(ours)):
-        t = theirs.get(size)
-        o = ours.get(size)
-        ratio = "%.3f" % (t[0] / o["time_us"]) if t and o and o["time_us"] > 0 else "-"
-        print("%12d  %10s %9s %9s  %10s %9s %9s  %7s" % (
-            size,
-            "%.2f" % t[0] if t else "-", "%.2f" % t[1] if t else "-", "%.2f" % t[2] if t else "-",
-            "%.2f" % o["time_us"] if o else "-", "%.2f" % o["algbw_gbps"] if o else "-",
-            "%.2f" % o["busbw_gbps"] if o else "-", ratio))
+    theirs_runs = [table(l) for l in logs]
+    ours_runs = [{p["bytes"]: p for p in run if ok(p, coll)} for run in cb_runs]
+    print("\n# %s: nccl-tests %s_perf -g 1 beside collbench --format nccl-tests (out-of-place), "
+          "medians of %d and %d interleaved runs" % (coll, name, len(theirs_runs), len(ours_runs)))
+    print("%12s  %10s %9s  %10s %9s  %7s" % ("size(B)", "nt time", "nt algbw", "cb time",
+                                            "cb algbw", "nt/cb t"))
+    sizes = set()
+    for r in theirs_runs + ours_runs:
+        sizes |= set(r)
+    for size in sorted(sizes):
+        t = [r[size] for r in theirs_runs if size in r]
+        o = [r[size] for r in ours_runs if size in r]
+        tt = median([x[0] for x in t]) if t else None
+        ta = median([x[1] for x in t]) if t else None
+        ot = median([x["time_us"] for x in o]) if o else None
+        oa = median([x["algbw_gbps"] for x in o]) if o else None
+        ratio = "%.3f" % (tt / ot) if tt and ot else "-"
+        print("%12d  %10s %9s  %10s %9s  %7s" % (
+            size, "%.2f" % tt if tt is not None else "-", "%.2f" % ta if ta is not None else "-",
+            "%.2f" % ot if ot is not None else "-", "%.2f" % oa if oa is not None else "-", ratio))
 PY
 fi
 {

@@ -42,7 +42,7 @@ has "$summary" "environment            unsupported"
 has "$(grep -E '^nccl-nccltests ' <<<"$summary")" "no usable CUDA device"
 has "$(grep -E '^unit-gpu ' <<<"$summary")" "skipped"
 has "$(grep -E '^watchdog ' <<<"$summary")" "no usable CUDA device"
-has "$summary" "NCCL allreduce out-of-place algbw at  256 MiB: n/a"
+has "$summary" "NCCL allreduce out-of-place algbw at  128 MiB: n/a"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["failed"] == 0 and len(j["steps"]) == 14, j' \
   "$tmp/check/summary.json" || fail "summary.json"
 ls "$tmp/check"/08-nccl-nccltests.log "$tmp/check"/08-nccl-nccltests.json >/dev/null || fail "step files"
