@@ -219,9 +219,12 @@ std::string pct(const LevelTest& t, double v) {
 std::string pText(const LevelTest& t) {
   return t.tested ? fmt::format("{:.2g}", t.adjustedP) : "-";
 }
-std::string mdcText(const LevelTest& t) {
-  return t.tested ? fmt::format("{:.1f}%", t.mdcPct) : "-";
+// A detectable change past 100000% means "none that matters": printed as a bound, not as the
+// 80-digit number a noisy machine's t quantile gives (seen under a parallel build).
+std::string detectableText(double pctValue) {
+  return pctValue < 1e5 ? fmt::format("{:.1f}%", pctValue) : std::string(">100000%");
 }
+std::string mdcText(const LevelTest& t) { return t.tested ? detectableText(t.mdcPct) : "-"; }
 
 std::string direction(Metric m) {
   return m == Metric::kBusbw ? "busbw, higher is better: a negative change is worse"
@@ -296,9 +299,14 @@ std::string levelLine(const LevelTest& t, const Comparison& c) {
   std::string modes =
       t.modal ? fmt::format("; two modes {:.0f}% apart: pin ranks with --bind or interleave runs",
                             t.modeGapPct)
-              : "";
-  return fmt::format("change {:+.1f}%, p {:.2g}, detectable change {:.1f}%{}{}{}: {}", t.changePct,
-                     t.adjustedP, t.mdcPct, aside, need, modes,
+      : t.modeVisitChance >= 0
+          ? fmt::format(
+                "; the candidate's runs sat in a mode the same build visits rarely (all there by "
+                "chance: {:.2g}; runs interleaved): a change, not a switch",
+                t.modeVisitChance)
+          : "";
+  return fmt::format("change {:+.1f}%, p {:.2g}, detectable change {}{}{}{}: {}", t.changePct,
+                     t.adjustedP, detectableText(t.mdcPct), aside, need, modes,
                      t.verdict == Verdict::kRegression ? "REGRESSION" : verdictName(t.verdict));
 }
 
@@ -377,9 +385,10 @@ std::string summaryLine(const Comparison& c) {
         c.options.threshold * 100, n.cases);
   }
   return fmt::format(
-      "pass: {} cases, {} improved; whole-run change {:+.1f}% (detectable {:.1f}%); no case or "
+      "pass: {} cases, {} improved; whole-run change {:+.1f}% (detectable {}); no case or "
       "series worse than {:g}%",
-      n.cases, n.improvements, c.wholeRun.changePct, c.wholeRun.mdcPct, c.options.threshold * 100);
+      n.cases, n.improvements, c.wholeRun.changePct, detectableText(c.wholeRun.mdcPct),
+      c.options.threshold * 100);
 }
 
 // Says what every column means, once, under the tables (issue: "noise" was explained nowhere).
@@ -570,6 +579,7 @@ nlohmann::json levelJson(const LevelTest& t) {
           {"history_df", t.historyDf},
           {"two_modes", t.modal},
           {"mode_gap_pct", numberOrNull(t.modal, t.modeGapPct)},
+          {"mode_visit_chance", numberOrNull(t.modeVisitChance >= 0, t.modeVisitChance)},
           {"verdict", verdictName(t.verdict)}};
 }
 

@@ -535,6 +535,10 @@ std::map<ReplicateId, double> levels(const SideValues& base, const SideValues& c
 struct Evidence {
   std::vector<GroupedValue> history;
   NoiseSums learned;
+  // The two sides' runs alternate in time (sidesInterleaved): a state of the machine that lasts
+  // would have caught baseline runs too, so the candidate's runs sitting together in a mode the
+  // baseline rarely visits can be told from chance (modeVisitChance).
+  bool interleaved = false;
 };
 
 // Group ids of the comparison's own sides in findModes (history groups are >= 0).
@@ -549,28 +553,81 @@ Modes modesOf(std::span<const double> base, std::span<const double> cand, const 
   return findModes(all, minGap);
 }
 
+}  // namespace
+
+double modeVisitChance(int k, int n, int m, int total) {
+  if (k <= 0) return 1;
+  if (k > n) return 0;
+  // Laplace's rule of succession: a mode never seen in `total` runs still has some chance.
+  const double p = (m + 1.0) / (total + 2.0);
+  double tail = 0;
+  for (int j = k; j <= n; ++j) {
+    tail += std::exp(std::lgamma(n + 1.0) - std::lgamma(j + 1.0) - std::lgamma(n - j + 1.0) +
+                     j * std::log(p) + (n - j) * std::log1p(-p));
+  }
+  return std::min(1.0, tail);
+}
+
+bool sidesInterleaved(std::span<const RunRecord> base, std::span<const RunRecord> cand) {
+  if (base.empty() || cand.empty()) return false;
+  // Run ids are the database's insertion order: the order the runs were taken in.
+  std::vector<std::pair<int64_t, bool>> order;
+  for (const RunRecord& r : base) order.push_back({r.id, false});
+  for (const RunRecord& r : cand) order.push_back({r.id, true});
+  std::sort(order.begin(), order.end());
+  int changes = 0;
+  for (size_t i = 1; i < order.size(); ++i) changes += order[i].second != order[i - 1].second;
+  // The shorter side alternates with the other throughout: b c b c b c, c b c b c b, b c b c b.
+  const int shorter = static_cast<int>(std::min(base.size(), cand.size()));
+  return changes >= 2 * shorter - 1 && shorter >= 2;
+}
+
+namespace {
+
 // Fills a LevelTest from the two sides' values (log, larger is worse) and the stored runs'.
-void runTest(LevelTest& t, std::span<const double> base, std::span<const double> cand, double alpha,
-             const CompareOptions& o, const Evidence& e = {}) {
+void runTest(LevelTest& t, std::span<const double> baseIn, std::span<const double> cand,
+             double alpha, const CompareOptions& o, const Evidence& e = {}) {
   // Two modes: when both sides sit mostly in one (their medians do), they are compared there,
   // with the noise of the stored runs in that mode (a side's few runs in the other mode are set
-  // aside as disturbed, below); else the test cannot tell a change from a mode switch.
+  // aside as disturbed, below). When the sides' medians sit in different modes, the change may be
+  // a switch between them, and the test is inconclusive, unless the runs were interleaved and the
+  // same build (baseline and stored runs) visits the candidate's mode so rarely that the
+  // candidate's runs landing there together is not chance (modeVisitChance below alpha): then it
+  // is a change, and the baseline's few runs in that mode were disturbed ones. Without
+  // interleaving, a machine state that lasted through the candidate's runs explains them as well.
+  std::vector<double> base(baseIn.begin(), baseIn.end());
+  int setAsideAsRare = 0;
   std::vector<GroupedValue> history = e.history;
   const Modes modes = modesOf(base, cand, e, std::log1p(o.threshold));
   if (modes.found && !base.empty() && !cand.empty()) {
     auto low = [&](double x) { return x <= modes.cut; };
     const bool baseLow = low(percentile(base, 0.5)), candLow = low(percentile(cand, 0.5));
-    if (baseLow == candLow) {
-      std::erase_if(history, [&](const GroupedValue& g) { return low(g.value) != baseLow; });
-    } else {
+    bool compareInBaseMode = baseLow == candLow;
+    if (!compareInBaseMode && e.interleaved) {
+      auto inCandMode = [&](double x) { return low(x) == candLow; };
+      const int k = static_cast<int>(std::count_if(cand.begin(), cand.end(), inCandMode));
+      int m = static_cast<int>(std::count_if(base.begin(), base.end(), inCandMode));
+      for (const GroupedValue& g : history) m += inCandMode(g.value);
+      const int total = static_cast<int>(base.size() + history.size());
+      t.modeVisitChance = modeVisitChance(k, static_cast<int>(cand.size()), m, total);
+      if (t.modeVisitChance < alpha) {
+        compareInBaseMode = true;
+        setAsideAsRare = static_cast<int>(std::erase_if(base, inCandMode));
+      }
+    }
+    if (baseLow != candLow && !compareInBaseMode) {
       t.modal = true;
       t.modeGapPct = pctOfLog(modes.high - modes.low);
+    }
+    if (compareInBaseMode) {
+      std::erase_if(history, [&](const GroupedValue& g) { return low(g.value) != baseLow; });
     }
   }
   NoiseSums extra = withinGroupNoise(history);
   extra += e.learned;
   t.historyDf = extra.df;
   Undisturbed u = setAsideDisturbed(base, cand);
+  u.setAsideA += setAsideAsRare;
   t.setAsideBase = u.setAsideA;
   t.setAsideCand = u.setAsideB;
   t.twoGroups = u.twoGroups;
@@ -586,8 +643,8 @@ void runTest(LevelTest& t, std::span<const double> base, std::span<const double>
   t.mdcPct = pctOfLog(mdc);
   t.runsNeeded = mdc > target ? runsNeeded(r.sd, target, alpha, o.power, extra.df) : 0;
   // Runs set aside now will be set aside then: ask for enough that the kept ones suffice.
-  const double kept =
-      static_cast<double>(u.a.size() + u.b.size()) / static_cast<double>(base.size() + cand.size());
+  const double kept = static_cast<double>(u.a.size() + u.b.size()) /
+                      static_cast<double>(baseIn.size() + cand.size());
   if (t.runsNeeded > 0 && t.runsNeeded <= kRunsNeededCap && kept < 1) {
     t.runsNeeded = std::min(kRunsNeededCap + 1, static_cast<int>(std::ceil(t.runsNeeded / kept)));
   }
@@ -754,8 +811,11 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
     if (std::abs(l.runQuantile - o.runQuantile) < 1e-9) learned.push_back(&l);
   }
   out.historyRuns = static_cast<int>(hist.size());
+  const bool interleaved = sidesInterleaved(base.runs, cand.runs);
+  out.interleaved = interleaved;
   auto caseEvidence = [&](const CaseKey& key) {
     Evidence e;
+    e.interleaved = interleaved;
     for (const HistoryRun& h : hist) {
       if (auto it = h.net.find(key); it != h.net.end()) e.history.push_back({h.group, it->second});
     }
@@ -793,6 +853,7 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
       (bv.byReplicate.contains(id) ? b : c).push_back(v);
     }
     Evidence e;
+    e.interleaved = interleaved;
     for (const HistoryRun& h : hist) e.history.push_back({h.group, h.level});
     for (const LearnedNoise* l : learned) e.learned += l->whole;
     if (enough && !data.empty()) runTest(out.wholeRun, b, c, alphaWhole, o, e);

@@ -176,6 +176,16 @@ struct Modes {
   int nLow = 0, nHigh = 0;
 };
 Modes findModes(std::span<const GroupedValue> values, double minGap);
+// The chance that `k` or more of `n` candidate runs land in a mode by chance when `m` of `total`
+// same-build runs (the baseline's and the stored ones) did: the binomial tail with the visit rate
+// p = (m + 1) / (total + 2) (Laplace's rule, so a mode never seen still has a chance). A gate calls
+// a change between modes a switch (inconclusive) only while this is not below its alpha.
+double modeVisitChance(int k, int n, int m, int total);
+// Whether the sides' runs were taken alternately (by run id, the database's insertion order):
+// each run of the side with fewer runs has a run of the other side between it and the next.
+// Only then does the gate apply modeVisitChance (a lasting state of the machine would otherwise
+// explain the candidate's runs in one mode as well as the build does).
+bool sidesInterleaved(std::span<const RunRecord> base, std::span<const RunRecord> cand);
 
 // ---- what is compared ----
 
@@ -231,7 +241,11 @@ struct LevelTest {
   // not sit in one of them: the change may be a mode switch, so the test is inconclusive.
   bool modal = false;
   double modeGapPct = 0;  // how far apart the modes are (worse side over better), percent
-  double historyDf = 0;   // degrees of freedom the stored runs added to the spread
+  // When the sides sat in different modes and their runs were interleaved: the chance that the
+  // candidate's runs landed in its mode by chance, given how often the same build did
+  // (modeVisitChance); -1 when not asked.
+  double modeVisitChance = -1;
+  double historyDf = 0;  // degrees of freedom the stored runs added to the spread
   Verdict verdict = Verdict::kInconclusive;
 };
 
@@ -271,6 +285,7 @@ struct Comparison {
   std::vector<SeriesSummary> series;  // in key order (only when series are tested)
   LevelTest wholeRun;                 // a change common to every case
   int baseReplicates = 0, candReplicates = 0;
+  bool interleaved = false;  // the sides' runs alternate in time (sidesInterleaved)
   std::vector<CaseKey> onlyBase, onlyCand;
   int skipped = 0;  // cases neither side measured successfully, or outside --sizes
   // Set when the fingerprints differ or are unknown; one line.
