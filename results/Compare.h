@@ -1,6 +1,7 @@
-// Comparing runs: run-level statistics for `compare` and `gate`, plus the Mann-Whitney U test
-// kept for iteration-level questions. Pure functions over records (no database, no I/O), so
-// every rule is unit-tested on synthetic data.
+// Comparing runs: run-level statistics for `compare` and `gate`. Pure functions over records (no
+// database, no I/O), so every rule is unit-tested on synthetic data. (The Mann-Whitney U test over
+// iterations that collbench first used is gone: nothing but its tests called it; ARCHITECTURE
+// says why the gate tests runs, not iterations.)
 //
 // The decision rule (also printed by `collbench gate --help`; argued in docs/ARCHITECTURE.md):
 //  1. Replicates. The unit of replication is the run: each run (and each cycle of a `-N`
@@ -52,36 +53,6 @@
 #include "results/Records.h"
 
 namespace cb {
-
-// ---- Mann-Whitney U test ----
-
-// Samples up to this size on both sides, without ties, use the exact null distribution.
-constexpr size_t kMannWhitneyExactLimit = 50;
-
-struct MannWhitney {
-  size_t n1 = 0, n2 = 0;
-  // U of the first sample: pairs (a_i, b_j) with a_i > b_j, ties counting 1/2 (scipy's U1).
-  double u1 = 0;
-  double pValue = 1;  // two-sided
-  bool exact = false;
-  bool ties = false;
-};
-
-// kAuto: exact when there are no ties and both n <= kMannWhitneyExactLimit, else the normal
-// approximation with tie and continuity correction (scipy.stats.mannwhitneyu's formulas).
-// kExact with ties falls back to the normal approximation (the exact law assumes no ties).
-enum class MannWhitneyMethod : uint8_t { kAuto, kExact, kNormal };
-
-// Two-sided test. An empty side gives p = 1.
-MannWhitney mannWhitneyU(std::span<const double> a, std::span<const double> b,
-                         MannWhitneyMethod method = MannWhitneyMethod::kAuto);
-
-// Frequencies of U = 0..n1*n2 over all C(n1+n2, n1) arrangements without ties.
-std::vector<double> mannWhitneyExactCounts(int n1, int n2);
-
-// The smallest two-sided p-value the test can return for samples of these sizes (complete
-// separation): 2 / C(n1+n2, n1) with the exact distribution, else the normal approximation's.
-double minAchievablePValue(size_t n1, size_t n2);
 
 // Holm-Bonferroni adjusted p-values (same order as the input).
 std::vector<double> holmAdjust(std::span<const double> p);
