@@ -152,9 +152,7 @@ void checkOptions(Team& team, const SweepOptions& o, const Registry& registry) {
     throw UsageError(fmt::format("minimum size {} is larger than maximum size {} (-b > -e)",
                                  o.minBytes, o.maxBytes));
   }
-  if (o.stepBytes == 0 && o.stepFactor < 1) {
-    throw UsageError(fmt::format("step factor -f must be >= 1 (got {})", o.stepFactor));
-  }
+  if (o.stepBytes == 0) checkStepFactor(o);
   if (o.iterations < 1) throw UsageError("iterations -n must be at least 1");
   if (o.warmup < 0 || o.checkRounds < 0 || o.cycles < 1) {
     throw UsageError("-w and -c must be >= 0 and -N >= 1");
@@ -578,6 +576,21 @@ class Engine {
 };
 
 }  // namespace
+
+void checkStepFactor(const SweepOptions& s) {
+  if (!std::isfinite(s.stepFactor)) {
+    throw UsageError(fmt::format("-f {} is not a number", s.stepFactor));
+  }
+  if (s.stepFactor < 1) {
+    throw UsageError(fmt::format("-f {} is below 1: the size grows by this factor", s.stepFactor));
+  }
+  if (s.stepFactor == 1 && s.minBytes != s.maxBytes) {
+    throw UsageError(fmt::format(
+        "-f {} would never grow the size from -b {} to -e {}: use -f > 1, -i, or -b = -e for one "
+        "size",
+        s.stepFactor, s.minBytes, s.maxBytes));
+  }
+}
 
 void validateSweep(Team& team, const SweepOptions& o) {
   checkOptions(team, o, o.registry ? *o.registry : Registry::builtin());

@@ -114,6 +114,9 @@ struct SweepSummary {
 // for the dtypes, a single size that splits); throws UsageError. runSweep calls it too; callers
 // call it first so a bad invocation leaves nothing in the database.
 // Collective (variants named explicitly are asked whether they can run with this team).
+// The one rule for -f (the CLI's check and the engine's): a finite factor above 1, or exactly 1
+// for one size (-b = -e). Throws UsageError.
+void checkStepFactor(const SweepOptions& s);
 void validateSweep(Team& team, const SweepOptions& o);
 
 // Collective over the team. Throws UsageError for requested variants that don't exist;

@@ -112,16 +112,7 @@ void checkSteps(const SweepOptions& s, bool stepBytesGiven) {
     throw UsageError(
         fmt::format("-i {} is larger than -e {}: it would never step", s.stepBytes, s.maxBytes));
   }
-  if (stepBytesGiven) return;
-  if (!std::isfinite(s.stepFactor)) {
-    throw UsageError(fmt::format("-f {} is not a number", s.stepFactor));
-  }
-  if (s.stepFactor <= 1 && s.minBytes != s.maxBytes) {
-    throw UsageError(fmt::format(
-        "-f {} would never grow the size from -b {} to -e {}: use -f > 1, -i, or -b = -e for one "
-        "size",
-        s.stepFactor, s.minBytes, s.maxBytes));
-  }
+  if (!stepBytesGiven) checkStepFactor(s);
 }
 
 void checkRunInputs(const SweepOptions& s, bool stepBytesGiven, int ranksPerNode,
