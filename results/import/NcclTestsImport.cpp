@@ -62,6 +62,23 @@ struct Table {
   size_t columns = 0;  // header tokens, "timestamp" counted once
 };
 
+// The unit of a printed number's last digit: 0.01 in "35.29", 1 in "16603", 1e6 in "1e+06" and
+// in "1.0e+07". nccl-tests 2.19 fits its columns by dropping decimals as values grow (algbw
+// "1495.0", "1e+06"); older releases printed two decimals and switched to %.1e past 7 digits.
+double printedUnit(std::string_view text) {
+  const size_t e = text.find_first_of("eE");
+  const std::string_view mantissa = text.substr(0, e);
+  const size_t dot = mantissa.find('.');
+  int unitExponent =
+      dot == std::string_view::npos ? 0 : -static_cast<int>(mantissa.size() - dot - 1);
+  if (e != std::string_view::npos) {
+    std::string_view exponent = text.substr(e + 1);
+    if (exponent.starts_with('+')) exponent.remove_prefix(1);
+    if (auto exp = importer::toSigned(exponent)) unitExponent += static_cast<int>(*exp);
+  }
+  return std::pow(10.0, unitExponent);
+}
+
 struct Section {
   int firstLine = 0;
   std::string binary;
@@ -78,6 +95,8 @@ struct Section {
   int rows = 0;
   std::vector<ResultRecord> results;
   std::vector<int> resultLines;  // the log line of each result
+  // The unit of each result's last printed algbw and busbw digit (printedUnit).
+  std::vector<std::pair<double, double>> bwUnits;
   std::optional<int64_t> outOfBounds;
   bool outOfBoundsFailed = false;
   std::optional<double> avgBusBw;
@@ -399,7 +418,10 @@ class NcclTestsParser {
       if (!time || !algbw || !busbw) {
         importer::failParse(options_, line, "time, algbw and busbw must be numbers");
       }
-      if (tb.root >= 0) checkAlgbw(line, r.sizeBytes, tok[p.time], *time, *algbw, x.placement);
+      const double algbwUnit = printedUnit(tok[p.algbw]);
+      if (tb.root >= 0) {
+        checkAlgbw(line, r.sizeBytes, tok[p.time], *time, *algbw, algbwUnit, x.placement);
+      }
       x.timeUs = *time;
       x.meanUs = *time;
       x.algbw = *algbw;
@@ -418,6 +440,7 @@ class NcclTestsParser {
       if (x.cv) *x.cv /= 100;  // printed in percent
       sec.results.push_back(std::move(x));
       sec.resultLines.push_back(line.number);
+      sec.bwUnits.emplace_back(algbwUnit, printedUnit(tok[p.busbw]));
     }
     ++sec.rows;
   }
@@ -428,24 +451,13 @@ class NcclTestsParser {
   // Older layouts computed algbw of some collectives from another size (the DGX-2 allgather log
   // prints size x 11/12), so they are not checked.
   void checkAlgbw(const Line& line, uint64_t size, std::string_view timeText, double timeUs,
-                  double algbw, const std::string& placement) {
+                  double algbw, double algbwUnit, const std::string& placement) {
     if (!(timeUs > 0)) return;
     const double expected = static_cast<double>(size) / (timeUs * 1e3);  // GB/s
-    // The unit of time's last printed digit: 0.01 in "35.29", 1 in "16603", 1e6 in "1.0e+07"
-    // (nccl-tests switches to %.1e past 7 digits).
-    const size_t e = timeText.find_first_of("eE");
-    const std::string_view mantissa = timeText.substr(0, e);
-    const size_t dot = mantissa.find('.');
-    int unitExponent =
-        dot == std::string_view::npos ? 0 : -static_cast<int>(mantissa.size() - dot - 1);
-    if (e != std::string_view::npos) {
-      std::string_view exponent = timeText.substr(e + 1);
-      if (exponent.starts_with('+')) exponent.remove_prefix(1);
-      if (auto exp = importer::toSigned(exponent)) unitExponent += static_cast<int>(*exp);
-    }
-    // algbw is printed with 2 decimals; time to that unit, which bounds its relative error.
+    // Both columns are rounded to their last printed digit (printedUnit): half of algbw's unit,
+    // and the time's relative rounding carried into algbw.
     const double tolerance =
-        0.0051 + expected * 1.05 * 0.5 * std::pow(10.0, unitExponent) / timeUs + 1e-9;
+        0.51 * algbwUnit + expected * 1.05 * 0.5 * printedUnit(timeText) / timeUs + 1e-9;
     if (std::fabs(algbw - expected) > tolerance) {
       importer::failParse(
           options_, line,
@@ -465,7 +477,10 @@ class NcclTestsParser {
       const ResultRecord& r = sec.results[i];
       if (!r.algbw || !r.busbw || !(*r.algbw >= 1)) continue;
       const double expected = *r.algbw * *factor;
-      if (std::fabs(*r.busbw - expected) > 0.0051 * (1 + *factor) + 1e-3 * expected) {
+      const auto [algbwUnit, busbwUnit] =
+          i < sec.bwUnits.size() ? sec.bwUnits[i] : std::pair<double, double>{0.01, 0.01};
+      if (std::fabs(*r.busbw - expected) >
+          0.51 * (busbwUnit + algbwUnit * *factor) + 1e-3 * expected) {
         importer::fail(options_, sec.resultLines[i],
                        fmt::format("busbw {:.2f} is not algbw {:.2f} x {:.3f} ({} on {} ranks): "
                                    "columns out of order or edited",

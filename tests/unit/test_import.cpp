@@ -314,6 +314,18 @@ TEST(ImportNcclTests, NewestFormatAllReduceNvls) {
   EXPECT_DOUBLE_EQ(env(runs[0])["avgBusBandwidth"].get<double>(), 123.961);
 }
 
+// nccl-tests 2.19.6 on one H100 (this project's own run): columns fitted by dropping decimals
+// ("1495.0") and by exponents ("1e+06"); the consistency checks must follow the printed digits.
+TEST(ImportNcclTests, ColumnFittingOfNcclTests219) {
+  auto runs = importSample("nccltests_10_h100-1gpu-g1-allreduce-nccltests2.19.6.txt");
+  ASSERT_EQ(runs.size(), 1u);
+  expectNcclTable(runs[0], "allreduce", 14, 1);
+  EXPECT_DOUBLE_EQ(find(runs[0], 536870912ull, "out").algbw.value(), 1495.0);
+  EXPECT_DOUBLE_EQ(find(runs[0], 536870912ull, "out").timeUs, 359.10);
+  EXPECT_DOUBLE_EQ(find(runs[0], 536870912ull, "in").algbw.value(), 1e6);
+  EXPECT_DOUBLE_EQ(find(runs[0], 8388608ull, "in").algbw.value(), 10529);
+}
+
 // The newest header with per-iteration columns, cputime-free, and a timestamp; NCCL INFO chatter
 // naming the algorithm; an integer type whose #wrong is non-zero.
 TEST(ImportNcclTests, PerIterationColumnsTimestampsAndChatter) {
