@@ -33,6 +33,7 @@ run() {
 # tables with --collective, OSU collectives with the world size their file names state.
 run "$cb" import --db "$db" --label samples "$samples"/nccltests_4_*.txt \
   "$samples"/nccltests_5_*.txt "$samples"/nccltests_8_*.txt "$samples"/nccltests_9_*.txt \
+  "$samples"/nccltests_10_*.txt \
   "$samples"/osu_3_*.txt "$samples"/osu_4_*.txt "$samples"/osu_8_*.txt "$samples"/osu_9_*.txt \
   "$samples"/imb_*.txt
 run "$cb" import --db "$db" --label samples --collective allreduce "$samples"/nccltests_1_*.txt \
@@ -56,8 +57,8 @@ for i in 1 2; do
 done
 ids=$(sqlite3 "$db" "SELECT id FROM runs ORDER BY id" | tr '\n' ' ')
 nruns=$(wc -w <<<"$ids")
-# 20 sample files hold 22 runs (nccl-tests 4 and 5 two tests each), plus the two real runs.
-[ "$nruns" -eq 24 ] || fail "$nruns runs in the database, expected 24"
+# 21 sample files hold 23 runs (nccl-tests 4 and 5 two tests each), plus the two real runs.
+[ "$nruns" -eq 25 ] || fail "$nruns runs in the database, expected 25"
 
 html=$tmp/r.html
 # shellcheck disable=SC2086
