@@ -326,7 +326,9 @@ std::string toolText(const ExportArgs& a, const Store& store) {
   if (a.format == "prometheus") return prometheusText(runs);
   if (a.format == "nccl-tuner") return ncclTunerData(runs);
   if (a.format == "nccl-tuner-conf") return ncclTunerConf(runs);
-  std::vector<AlphaBetaFit> fits = fitAlphaBeta(runs);
+  std::vector<std::string> leftOut;
+  std::vector<AlphaBetaFit> fits = fitAlphaBeta(runs, &leftOut);
+  for (const std::string& line : leftOut) fmt::print(stderr, "# export: {}\n", line);
   if (a.format == "sim-fit") return fitsCsv(fits);
   if (a.format == "astra-sim") return astraSimNetworkYaml(fits);
   return simaiBusbwYaml(fits);

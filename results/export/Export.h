@@ -69,7 +69,8 @@ std::string ncclTunerConf(const std::vector<ExportRun>& runs);
 
 // t(S) = alpha + S * f / B fitted to the ok results of one (link class, collective, variant,
 // ranks): S the size, f the collective's bus factor (busbw / algbw), weighted least squares on
-// relative error. busGbps is B, the bus bandwidth the largest sizes approach.
+// relative error over the lower envelope of the fastest time per size (a size's time is capped
+// by any larger size's). busGbps is B, the bus bandwidth the largest sizes approach.
 struct AlphaBetaFit {
   std::string linkClass, collective, variant;
   int nranks = 0, nodes = 0;
@@ -78,8 +79,10 @@ struct AlphaBetaFit {
   double alphaUs = 0, busGbps = 0;
   double rmsRelError = 0, maxRelError = 0;  // of the fitted times against the measured ones
 };
-// Groups with fewer than two distinct sizes are left out. UsageError when no group is left.
-std::vector<AlphaBetaFit> fitAlphaBeta(const std::vector<ExportRun>& runs);
+// Groups with fewer than two distinct sizes are left out, and so are groups whose time does not
+// grow with size (each named in `leftOut` when given). UsageError when no group is left.
+std::vector<AlphaBetaFit> fitAlphaBeta(const std::vector<ExportRun>& runs,
+                                       std::vector<std::string>* leftOut = nullptr);
 // CSV of the fits, one per line, with their errors.
 std::string fitsCsv(const std::vector<AlphaBetaFit>& fits);
 // ASTRA-sim's analytical network (topology, npus_count, bandwidth GB/s, latency ns per

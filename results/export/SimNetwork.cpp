@@ -50,9 +50,14 @@ void fit(const std::vector<Point>& pts, AlphaBetaFit& f) {
   f.alphaUs = a;
   // b is us per byte; GB/s = 1e9 B/s = 1e3 B/us.
   f.busGbps = b > 0 ? 1e-3 / b : 0;
+}
+
+// The fit's relative errors against the measured points.
+void errorsAgainst(const std::vector<Point>& pts, AlphaBetaFit& f) {
+  const double b = f.busGbps > 0 ? 1e-3 / f.busGbps : 0;
   double sq = 0, worst = 0;
   for (const Point& p : pts) {
-    const double e = std::abs(a + b * p.busBytes - p.timeUs) / p.timeUs;
+    const double e = std::abs(f.alphaUs + b * p.busBytes - p.timeUs) / p.timeUs;
     sq += e * e;
     worst = std::max(worst, e);
   }
@@ -101,7 +106,8 @@ std::vector<std::string> classesInnermostFirst(const std::vector<AlphaBetaFit>& 
 
 }  // namespace
 
-std::vector<AlphaBetaFit> fitAlphaBeta(const std::vector<ExportRun>& runs) {
+std::vector<AlphaBetaFit> fitAlphaBeta(const std::vector<ExportRun>& runs,
+                                       std::vector<std::string>* leftOut) {
   using Key = std::tuple<std::string, std::string, std::string, int>;
   struct Group {
     std::map<uint64_t, Point> bySize;  // one point per size: the fastest (the machine's best)
@@ -134,8 +140,23 @@ std::vector<AlphaBetaFit> fitAlphaBeta(const std::vector<ExportRun>& runs) {
     f.maxBytes = g.bySize.rbegin()->first;
     std::vector<Point> pts;
     for (const auto& [size, p] : g.bySize) pts.push_back(p);
-    fit(pts, f);
-    if (f.busGbps > 0) fits.push_back(f);
+    // The lower envelope: a size is never slower than a larger one was on the same ranks (the
+    // machine moved more in less time), so small sizes slowed by a descheduled rank do not tilt
+    // the slope; the errors are still those against the points as measured.
+    std::vector<Point> envelope = pts;
+    for (size_t i = envelope.size() - 1; i-- > 0;) {
+      envelope[i].timeUs = std::min(envelope[i].timeUs, envelope[i + 1].timeUs);
+    }
+    fit(envelope, f);
+    errorsAgainst(pts, f);
+    // Flat times fit a slope of rounding noise, which would read as an endless bandwidth.
+    if (f.busGbps > 0 && envelope.back().timeUs > envelope.front().timeUs) {
+      fits.push_back(f);
+    } else if (leftOut) {
+      leftOut->push_back(fmt::format(
+          "{} {} on {} ranks ({}): left out, its time does not grow with size ({}..{} B)",
+          f.collective, f.variant, f.nranks, f.linkClass, f.minBytes, f.maxBytes));
+    }
   }
   if (fits.empty()) {
     throw UsageError(

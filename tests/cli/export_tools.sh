@@ -124,8 +124,8 @@ assert all(r["run_id"] == 1 and r["busbw"] > 0 for r in rows), rows[0]
 # Simulator fits: per collective, from the run's sizes, with the fit error.
 expect 0 "$cb" export results --db "$db" --format sim-fit
 has "$out" "link_class,collective,variant,nranks,nodes,points,min_bytes,max_bytes,alpha_us,busbw_gbps,rms_rel_error,max_rel_error"
-# The allreduce fit (what the network files use) must be there; allgather's too unless timing noise
-# made its time fall with size, which the exporter leaves out rather than fit a negative slope.
+# The allreduce fit (what the network files use) must be there: the fit is over the lower envelope
+# of the times, so a loaded machine's slow small sizes no longer drop it (a CI run lost it so).
 grep -q '^core-group,allreduce,ring/local,2,1,6,1024,1048576,' <<<"$out" || fail "sim-fit rows: $out"
 expect 0 "$cb" export results --db "$db" --format astra-sim
 for key in "topology: [ Ring ]" "npus_count: [ 2 ]" "bandwidth: [ " "latency: [ " "fit error rms"; do
