@@ -14,14 +14,6 @@
 namespace cb {
 namespace {
 
-bool selected(const SweepOptions& o, std::string_view name) {
-  if (o.variants.empty()) return true;
-  for (const auto& v : o.variants) {
-    if (v == "all" || v == name) return true;
-  }
-  return false;
-}
-
 // Elements of scratch the selected algorithms of `args` need on the rank that needs most (rank 0
 // and rank n-1 cover the asymmetric ones).
 uint64_t scratchBytes(const SweepOptions& o, const CollArgs& args, int nranks) {
@@ -32,7 +24,7 @@ uint64_t scratchBytes(const SweepOptions& o, const CollArgs& args, int nranks) {
     ao.chunkElements = o.variantOptions.schedule.chunkBytes / es;
   uint64_t most = 0;
   for (const auto& a : algorithms()) {
-    if (a.coll != args.coll || !selected(o, a.name)) continue;
+    if (a.coll != args.coll || !variantSelected(o, a.name)) continue;
     if (a.unsupported && a.unsupported(nranks, args, ao)) continue;
     for (int rank : {0, nranks - 1}) {
       try {

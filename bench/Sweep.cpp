@@ -190,9 +190,7 @@ void checkOptions(Team& team, const SweepOptions& o, const Registry& registry) {
       }
     }
   }
-  bool all = o.variants.empty() ||
-             std::find(o.variants.begin(), o.variants.end(), "all") != o.variants.end();
-  if (!all) {
+  if (!runsEveryVariant(o)) {
     for (const auto& name : o.variants) {
       std::vector<const VariantInfo*> matches;
       for (Collective c : o.collectives) {
@@ -243,7 +241,6 @@ class Engine {
         comm_(team.comm()),
         o_(o),
         sink_(sink),
-        registry_(o.registry ? *o.registry : Registry::builtin()),
         variantOptions_(withTransport(team, o)),
         largestSide_(largestSide(o, team.size())) {}
 
@@ -294,14 +291,8 @@ class Engine {
 
  private:
   std::vector<const VariantInfo*> variantsFor(Collective c) const {
-    bool all = o_.variants.empty() ||
-               std::find(o_.variants.begin(), o_.variants.end(), "all") != o_.variants.end();
-    std::vector<const VariantInfo*> out;
-    for (const auto* v : registry_.forCollective(c)) {
-      if (all || std::find(o_.variants.begin(), o_.variants.end(), v->name) != o_.variants.end()) {
-        out.push_back(onDevice(v));
-      }
-    }
+    std::vector<const VariantInfo*> out = selectedVariants(o_, c);
+    for (auto& v : out) v = onDevice(v);
     return out;
   }
 
@@ -561,7 +552,6 @@ class Engine {
   Communicator& comm_;
   const SweepOptions& o_;
   const SweepSink& sink_;
-  const Registry& registry_;
   // The user's variant options with the transport resolved once: the default transport is the
   // same for every point, and finding it is collective.
   const VariantOptions variantOptions_;
@@ -592,9 +582,29 @@ void checkStepFactor(const SweepOptions& s) {
   }
 }
 
-void validateSweep(Team& team, const SweepOptions& o) {
-  checkOptions(team, o, o.registry ? *o.registry : Registry::builtin());
+const Registry& sweepRegistry(const SweepOptions& o) {
+  return o.registry ? *o.registry : Registry::builtin();
 }
+
+bool runsEveryVariant(const SweepOptions& o) {
+  return o.variants.empty() ||
+         std::find(o.variants.begin(), o.variants.end(), "all") != o.variants.end();
+}
+
+bool variantSelected(const SweepOptions& o, std::string_view name) {
+  return runsEveryVariant(o) ||
+         std::find(o.variants.begin(), o.variants.end(), name) != o.variants.end();
+}
+
+std::vector<const VariantInfo*> selectedVariants(const SweepOptions& o, Collective c) {
+  std::vector<const VariantInfo*> out;
+  for (const auto* v : sweepRegistry(o).forCollective(c)) {
+    if (variantSelected(o, v->name)) out.push_back(v);
+  }
+  return out;
+}
+
+void validateSweep(Team& team, const SweepOptions& o) { checkOptions(team, o, sweepRegistry(o)); }
 
 SweepSummary runSweep(Team& team, const SweepOptions& o, const SweepSink& sink) {
   return Engine(team, o, sink).run();

@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/TimingLoops.h"
@@ -110,13 +111,23 @@ struct SweepSummary {
   bool interrupted = false;
 };
 
-// Checks the options against the world (root in range, variants and transport known, ops valid
-// for the dtypes, a single size that splits); throws UsageError. runSweep calls it too; callers
-// call it first so a bad invocation leaves nothing in the database.
-// Collective (variants named explicitly are asked whether they can run with this team).
+// Which variants a sweep runs, the one rule the engine, the progress line, the memory check and
+// the option checks share: every variant when `variants` is empty or holds "all", else those
+// named; looked up in o.registry, else Registry::builtin().
+const Registry& sweepRegistry(const SweepOptions& o);
+bool runsEveryVariant(const SweepOptions& o);
+bool variantSelected(const SweepOptions& o, std::string_view name);
+// The selected variants of collective c in registry order, as registered (before --transport
+// moves a hand-written one to its device twin: variantOnTransport).
+std::vector<const VariantInfo*> selectedVariants(const SweepOptions& o, Collective c);
+
 // The one rule for -f (the CLI's check and the engine's): a finite factor above 1, or exactly 1
 // for one size (-b = -e). Throws UsageError.
 void checkStepFactor(const SweepOptions& s);
+// Checks the options against the world (root in range, variants and transport known, ops valid
+// for the dtypes, a single size that splits; variants named explicitly are asked whether they
+// can run with this team); throws UsageError. Collective. runSweep calls it too; callers call it
+// first so a bad invocation leaves nothing in the database.
 void validateSweep(Team& team, const SweepOptions& o);
 
 // Collective over the team. Throws UsageError for requested variants that don't exist;

@@ -30,9 +30,6 @@ double weightOf(uint64_t bytes, int iterations) {
 }  // namespace
 
 std::vector<ProgressLine::Planned> ProgressLine::plan(const SweepOptions& o, int nranks) {
-  const Registry& registry = o.registry ? *o.registry : Registry::builtin();
-  const bool all = o.variants.empty() ||
-                   std::find(o.variants.begin(), o.variants.end(), "all") != o.variants.end();
   const auto sizes = sweepSizes(o);
   const int iters = o.iterations + o.warmup + o.checkRounds;
   std::vector<Planned> out;
@@ -40,12 +37,7 @@ std::vector<ProgressLine::Planned> ProgressLine::plan(const SweepOptions& o, int
   // variant with its placements.
   for (int cycle = 0; cycle < o.cycles; ++cycle) {
     for (Collective c : o.collectives) {
-      std::vector<const VariantInfo*> variants;
-      for (const auto* v : registry.forCollective(c)) {
-        if (all || std::find(o.variants.begin(), o.variants.end(), v->name) != o.variants.end()) {
-          variants.push_back(v);
-        }
-      }
+      std::vector<const VariantInfo*> variants = selectedVariants(o, c);
       if (variants.empty()) continue;
       for (DataType t : o.dtypes) {
         std::vector<RedOp> ops = hasReduction(c) ? o.ops : std::vector<RedOp>{RedOp::kSum};

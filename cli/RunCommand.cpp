@@ -201,9 +201,8 @@ std::map<std::string, std::string> headerFields(const RunRecord& r) {
 // hand-written algorithms with --transport cuda): the local world then defaults to one rank per
 // visible GPU instead of one per core, since two ranks can't share a GPU.
 bool onlyGpuVariants(const SweepOptions& sweep, const Registry& registry) {
-  if (sweep.variants.empty()) return false;
+  if (runsEveryVariant(sweep)) return false;
   for (const auto& name : sweep.variants) {
-    if (name == "all") return false;
     for (Collective c : sweep.collectives) {
       const VariantInfo* v = registry.find(c, name);
       if (!v) continue;
@@ -300,9 +299,7 @@ int doRun(const RunOptions& o) {
     registerNcclPlanVariants(registry, plan);
     sweep.registry = &registry;
     // The columns asked for run next to the named variants (--algo nccl selects them too).
-    bool all = sweep.variants.empty() || std::find(sweep.variants.begin(), sweep.variants.end(),
-                                                   "all") != sweep.variants.end();
-    if (!all) {
+    if (!runsEveryVariant(sweep)) {
       for (const auto& spec : plan) sweep.variants.push_back(spec.name);
     }
 #else

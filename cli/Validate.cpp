@@ -136,9 +136,6 @@ void checkInjectDelayTarget(Team& team, const SweepOptions& s) {
 
 void checkNamesVariant(Team& team, const SweepOptions& s, const std::string& want,
                        std::string_view flag) {
-  const Registry& registry = s.registry ? *s.registry : Registry::builtin();
-  const bool all = s.variants.empty() ||
-                   std::find(s.variants.begin(), s.variants.end(), "all") != s.variants.end();
   // Stored labels of hand-written variants carry the transport (the team's default unless given;
   // finding it is collective, so it is asked only when the target has one).
   std::string transport = s.variantOptions.schedule.transport;
@@ -147,10 +144,7 @@ void checkNamesVariant(Team& team, const SweepOptions& s, const std::string& wan
   }
   std::vector<std::string> labels;
   for (Collective c : s.collectives) {
-    for (const auto* v : registry.forCollective(c)) {
-      if (!all && std::find(s.variants.begin(), s.variants.end(), v->name) == s.variants.end()) {
-        continue;
-      }
+    for (const auto* v : selectedVariants(s, c)) {
       std::string label =
           v->backend == "hand" && !transport.empty() ? v->name + "/" + transport : v->name;
       if (v->name == want || label == want) return;
