@@ -196,8 +196,8 @@ TEST(ExportSimulators, FitRecoversAlphaAndBusBandwidth) {
 // kept, and its error, against the points as measured, says how poor it is.
 TEST(ExportSimulators, NoisySmallSizesDoNotDropTheFit) {
   const int n = 2;
-  const std::vector<std::pair<uint64_t, double>> seen{{1024, 12.19},   {4096, 10.81},
-                                                      {16384, 7.55},   {65536, 1707.68},
+  const std::vector<std::pair<uint64_t, double>> seen{{1024, 12.19},     {4096, 10.81},
+                                                      {16384, 7.55},     {65536, 1707.68},
                                                       {262144, 4803.67}, {1048576, 2948.02}};
   std::vector<ResultRecord> rs;
   for (auto [size, t] : seen) rs.push_back(result("allreduce", "ring", size, t, n, 1.0));
