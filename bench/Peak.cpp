@@ -49,6 +49,16 @@ double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeou
   return t > 0 ? static_cast<double>(bytes) / t / 1e9 : 0;
 }
 
+double hostCopyGBps(Team& team, const std::vector<RankPlacement>& placements,
+                    double timeoutSeconds) {
+  const int n = team.size();
+  if (n < 2) return 0;
+  for (const auto& p : placements) {
+    if (!p.gpuBusId.empty() || p.host != placements.front().host) return 0;
+  }
+  return measureCopyGBps(team, copyProbeBytes(n), 10, timeoutSeconds);
+}
+
 namespace {
 
 bool judged(const PointResult& p) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench/Sweep.h"
+#include "core/LinkClass.h"
 #include "core/PeakModel.h"
 
 namespace cb {
@@ -24,6 +25,11 @@ uint64_t copyProbeBytes(int nranks);
 // (a barrier before each); returns the bytes one rank copied per second (GB/s) in the fastest
 // iteration (timed by its slowest rank), the same on every rank.
 double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeoutSeconds);
+// Collective: the copy rate host ranks sharing one host are judged by (measureCopyGBps with
+// copyProbeBytes), or 0 without measuring when a rank drives a GPU, the ranks span hosts, or
+// there is one rank. `placements`: by rank, the same on every rank.
+double hostCopyGBps(Team& team, const std::vector<RankPlacement>& placements,
+                    double timeoutSeconds);
 
 // Sizes down, variants across: busbw and its share of the point's bound, per collective (the
 // out-of-place points, else the in-place ones); "" when no point has a bound.

@@ -102,16 +102,10 @@ uint64_t matrixBytes(const P2pCliOptions& c, const P2pOptions& o) {
 std::map<std::pair<int, int>, Bound> pairPeaks(RunSession& s, const P2pOptions& o) {
   std::map<std::pair<int, int>, Bound> out;
   const RunTopology& topo = s.topology();
-  std::set<std::string> hosts;
   for (const auto& p : topo.placements) {
     if (!p.gpuBusId.empty()) return out;
-    hosts.insert(p.host);
   }
-  const int n = s.team().size();
-  double copy = 0;
-  if (hosts.size() == 1 && n > 1) {
-    copy = measureCopyGBps(s.team(), copyProbeBytes(n), 10, o.timeoutSeconds);
-  }
+  const double copy = hostCopyGBps(s.team(), topo.placements, o.timeoutSeconds);
   for (const RankPair& pair : o.pairs) {
     out[{pair.a, pair.b}] = pairLinkBound(topo.hosts, topo.placements, pair.a, pair.b, copy);
   }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "bench/Peak.h"
 #include "cli/Command.h"
 #include "cli/PlacementOptions.h"
 #include "cli/RunContext.h"
@@ -21,6 +22,7 @@
 #include "core/Size.h"
 #include "core/Stats.h"
 #include "core/Text.h"
+#include "training_proxies/ProxyPeak.h"
 #include "training_proxies/ProxyReport.h"
 
 namespace cb::cli {
@@ -279,8 +281,22 @@ int doProxy(const ProxyCliOptions& c) {
       std::fflush(out);
     }
     ProxyResult res = runProxy(s.team(), o);
+    // Every call against its group's bound (docs/PEAK.md); host ranks need the copy rate, which
+    // all ranks measure together.
+    const RunTopology& topo = s.topology();
+    const double copy = hostCopyGBps(s.team(), topo.placements, o.timeoutSeconds);
     RunOutcome outcome;
     if (!root) return outcome;
+    for (auto& run : res.runs) {
+      std::vector<RankPlacement> first(
+          topo.placements.begin(),
+          topo.placements.begin() + std::min<size_t>(run.n, topo.placements.size()));
+      setCallPeaks(o, topo.hosts, first, copy, run);
+    }
+    if (copy > 0) {
+      fmt::print(out, "# peak: host memory copy {:.2f} GB/s per rank ({} ranks copying at once)\n",
+                 copy, s.team().size());
+    }
     printProxyResult(out, o, res);
     const std::string doc = proxyJson(o, res);
     if (!c.json.empty()) {

@@ -234,19 +234,15 @@ struct RunPeaks {
 RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep) {
   RunPeaks peaks;
   const RunTopology& topo = s.topology();
-  std::set<std::string> hosts;
   for (const auto& p : topo.placements) {
-    hosts.insert(p.host);
     peaks.deviceRanks = peaks.deviceRanks || !p.gpuBusId.empty();
   }
-  double copy = 0;
   const int n = s.team().size();
-  if (!peaks.deviceRanks && hosts.size() == 1 && n > 1) {
-    const uint64_t bytes = copyProbeBytes(n);
-    copy = measureCopyGBps(s.team(), bytes, 10, sweep.timeoutSeconds);
+  const double copy = hostCopyGBps(s.team(), topo.placements, sweep.timeoutSeconds);
+  if (copy > 0) {
     peaks.header +=
         fmt::format("# peak: host memory copy {:.2f} GB/s per rank ({} ranks copying {} at once)\n",
-                    copy, n, formatSize(bytes));
+                    copy, n, formatSize(copyProbeBytes(n)));
   }
   for (Collective c : sweep.collectives) {
     Bound b = collectiveLinkBound(topo.hosts, topo.placements, c, copy);

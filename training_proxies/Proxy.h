@@ -133,6 +133,9 @@ struct CallStat {
   int callsPerStep = 0;
   double seconds = 0;  // median over calls and steps
   double algbw = 0, busbw = 0;
+  // The busbw bound of the group's ranks (GB/s; 0: none known) and what sets it (ProxyPeak.h).
+  double peak = 0;
+  std::string peakLimit;
 };
 
 // The calls of one step on `rank` of `worldSize` ranks, from the program the run executes, built
@@ -164,6 +167,8 @@ struct ProxyRun {
   double transfer = 0;  // pipeline transfer time within `exposed` (median, max over ranks)
   double samplesPerSecond = 0, tokensPerSecond = 0;
   uint64_t commBytesPerStep = 0;  // bytes rank 0 hands to communication calls per step
+  // Seconds per step rank 0's calls would take at their bounds (-1: a call has none; ProxyPeak).
+  double commAtPeak = -1;
   std::vector<CallStat> calls;
   std::vector<std::vector<TimelineEvent>> timeline;  // per rank, the median step
   int64_t wrong = -1;

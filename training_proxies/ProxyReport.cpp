@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/PeakModel.h"
 #include "core/Size.h"
+#include "training_proxies/ProxyPeak.h"
 
 namespace cb::proxy {
 
@@ -179,15 +181,29 @@ void printProxyResult(std::FILE* out, const ProxyOptions& o, const ProxyResult& 
     fmt::print(out,
                "# size: nccl-tests' S (allgather, reduce_scatter: the whole buffer; each rank's "
                "shard is S / ranks); send/recv: one pipeline message, per step counts messages\n");
-    fmt::print(out, "# {:>8} {:>15} {:>12} {:>12} {:>6} {:>10} {:>11} {:>12} {:>12}\n", "group",
-               "call", "size(B)", "shard(B)", "ranks", "per step", "time(us)", "algbw(GB/s)",
-               "busbw(GB/s)");
+    fmt::print(out, "# {:>8} {:>15} {:>12} {:>12} {:>6} {:>10} {:>11} {:>12} {:>12} {:>11} {:>6}\n",
+               "group", "call", "size(B)", "shard(B)", "ranks", "per step", "time(us)",
+               "algbw(GB/s)", "busbw(GB/s)", "peak(GB/s)", "%peak");
     for (const auto& c : last.calls) {
       const bool sharded = c.coll == "allgather" || c.coll == "reduce_scatter";
-      fmt::print(out, "  {:>8} {:>15} {:>12} {:>12} {:>6} {:>10} {:>11.1f} {:>12.2f} {:>12.2f}\n",
+      fmt::print(out,
+                 "  {:>8} {:>15} {:>12} {:>12} {:>6} {:>10} {:>11.1f} {:>12.2f} {:>12.2f} {:>11} "
+                 "{:>6}\n",
                  c.group, c.coll, c.bytes,
                  sharded && c.nranks > 0 ? c.bytes / static_cast<uint64_t>(c.nranks) : c.bytes,
-                 c.nranks, c.callsPerStep, c.seconds * 1e6, c.algbw, c.busbw);
+                 c.nranks, c.callsPerStep, c.seconds * 1e6, c.algbw, c.busbw,
+                 c.peak > 0 ? fmt::format("{:.2f}", c.peak) : "-",
+                 c.peak > 0 ? percentOfPeak(c.busbw, c.peak) : "-");
+    }
+    // The step's communication against the hardware: every call at its bound.
+    const double measured = measuredCallSeconds(last);
+    if (last.commAtPeak >= 0 && measured > 0) {
+      fmt::print(out,
+                 "# calls at their bounds: {:.3f} ms per step; as measured, call by call: {:.3f} "
+                 "ms ({} of the bounds' rate)\n",
+                 last.commAtPeak * 1e3, measured * 1e3, percentOfPeak(last.commAtPeak, measured));
+    } else {
+      fmt::print(out, "# calls at their bounds: not known (a call's group has no bound here)\n");
     }
   }
   if (!last.bubblePerStage.empty()) {
@@ -329,9 +345,13 @@ std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
                        {"per_step", c.callsPerStep},
                        {"time_us", c.seconds * 1e6},
                        {"algbw", c.algbw},
-                       {"busbw", c.busbw}});
+                       {"busbw", c.busbw},
+                       {"peak_gbps", c.peak > 0 ? json(c.peak) : json(nullptr)},
+                       {"peak_limit", c.peak > 0 ? json(c.peakLimit) : json(nullptr)}});
     }
     jr["calls"] = calls;
+    jr["comm_at_peak_us"] = run.commAtPeak >= 0 ? json(run.commAtPeak * 1e6) : json(nullptr);
+    jr["comm_calls_us"] = measuredCallSeconds(run) * 1e6;
     json tl = json::array();
     for (const auto& rank : run.timeline) {
       json ev = json::array();

@@ -79,6 +79,13 @@ has "$out" "SLICE: 2 of the model's 24 blocks"
 grep -qE "^ +dp +allreduce +[0-9]+ +[0-9]+ +2 " <<<"$out" || fail "no dp allreduce calls: $out"
 has "$out" "# verification: 0 wrong element(s)"
 has "$out" "exposed"
+# Each call against its group's bound: two thread ranks on one host share its memory (the copy
+# rate measured after the steps); the step's calls at their bounds beside the calls as measured.
+has "$out" "# peak: host memory copy "
+grep -qE "^ +dp +allreduce +[0-9]+ +[0-9]+ +2 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+%$" \
+  <<<"$out" || fail "no peak and %peak on the dp calls: $out"
+grep -qE "^# calls at their bounds: [0-9.]+ ms per step; as measured, call by call: [0-9.]+ ms \([0-9]+% of the bounds' rate\)$" \
+  <<<"$out" || fail "no step total at the bounds: $out"
 expect 0 "$cb" "${dp[@]}" --label dp
 expect 0 "$cb" "${dp[@]}" --no-overlap --label dp-nooverlap
 has "$out" "after the whole backward (--no-overlap)"
@@ -90,6 +97,7 @@ expect 2 "$cb" proxy dp --np 2 --layers 1 --bind socket --db "$bad"
 expect 0 "$cb" proxy dp --np 3 --model resnet50 --dp-kind ps --tflops 50 --steps 3 -w 1 --db "$db"
 has "$out" "parameter server, 1 server rank(s) and 2 workers"
 has "$out" "ps            push"
+has "$out" "# calls at their bounds: not known (a call's group has no bound here)"
 has "$out" "# verification: 0 wrong element(s)"
 expect 0 "$cb" proxy dp --np 2 --model gpt2-xl --layers 2 --seq 64 --dp-kind sharded --steps 3 \
   -w 1 --db "$db"
