@@ -130,6 +130,7 @@ std::vector<AlphaBetaFit> fitAlphaBeta(const std::vector<ExportRun>& runs,
     }
   }
   std::vector<AlphaBetaFit> fits;
+  std::vector<std::string> dropped;
   for (const auto& [key, g] : groups) {
     if (g.bySize.size() < 2) continue;
     AlphaBetaFit f;
@@ -152,11 +153,15 @@ std::vector<AlphaBetaFit> fitAlphaBeta(const std::vector<ExportRun>& runs,
     // Flat times fit a slope of rounding noise, which would read as an endless bandwidth.
     if (f.busGbps > 0 && envelope.back().timeUs > envelope.front().timeUs) {
       fits.push_back(f);
-    } else if (leftOut) {
-      leftOut->push_back(fmt::format(
+    } else {
+      dropped.push_back(fmt::format(
           "{} {} on {} ranks ({}): left out, its time does not grow with size ({}..{} B)",
           f.collective, f.variant, f.nranks, f.linkClass, f.minBytes, f.maxBytes));
     }
+  }
+  if (leftOut) *leftOut = dropped;
+  if (fits.empty() && !dropped.empty()) {
+    throw UsageError(fmt::format("export: nothing to fit: {}", dropped.front()));
   }
   if (fits.empty()) {
     throw UsageError(

@@ -227,6 +227,21 @@ TEST(ExportSimulators, ATimeThatDoesNotGrowIsLeftOutAndNamed) {
             "(1024..1048576 B)");
 }
 
+TEST(ExportSimulators, OnlyFlatTimesSayWhyNothingIsFitted) {
+  std::vector<ResultRecord> flat;
+  for (uint64_t size = 1024; size <= 4096; size *= 2) {
+    flat.push_back(result("allgather", "ring", size, 4000, 2, 0.5));
+  }
+  try {
+    fitAlphaBeta({runOf(flat, "core-group", 1, 2)});
+    FAIL() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "export: nothing to fit: allgather ring on 2 ranks (core-group): left out, its "
+                 "time does not grow with size (1024..4096 B)");
+  }
+}
+
 TEST(ExportSimulators, OneSizeIsNothingToFit) {
   std::vector<ExportRun> runs{runOf({result("allreduce", "ring", 1024, 5, 2, 1)}, "numa", 1, 2)};
   EXPECT_THROW(fitAlphaBeta(runs), UsageError);
