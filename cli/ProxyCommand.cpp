@@ -18,6 +18,7 @@
 #include "cli/Validate.h"
 #include "collectives/transport/Transports.h"
 #include "core/Error.h"
+#include "core/Interrupt.h"
 #include "core/OutputFile.h"
 #include "core/Size.h"
 #include "core/Stats.h"
@@ -284,6 +285,7 @@ int doProxy(const ProxyCliOptions& c) {
     // Every call against its group's bound (docs/PEAK.md); host ranks need the copy rate, which
     // all ranks measure together.
     const RunTopology& topo = s.topology();
+    stopIfInterrupted(s.team().comm(), Deadline::after(o.timeoutSeconds));  // not after a signal
     const double copy = hostCopyGBps(s.team(), topo.placements, o.timeoutSeconds);
     RunOutcome outcome;
     if (!root) return outcome;
