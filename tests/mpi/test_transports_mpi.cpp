@@ -174,18 +174,22 @@ void checkCollective(Transport& t, const AlgorithmInfo& algo, CollArgs args, boo
     SharedHostBuffer sharedSend(shared ? sc * es : 0), sharedRecv(shared ? rc * es : 0);
     auto* send = static_cast<std::byte*>(shared ? sharedSend.data() : privateSend.data());
     auto* recv = static_cast<std::byte*>(shared ? sharedRecv.data() : privateRecv.data());
-    std::memset(recv, 0x5a, rc * es);
+    // count 0: the buffers may be null, which memset and memcpy must not be given (UBSan).
+    auto copy = [](std::byte* dst, const std::byte* src, size_t bytes) {
+      if (bytes) std::memcpy(dst, src, bytes);
+    };
+    if (rc * es) std::memset(recv, 0x5a, rc * es);
     fillInput(args, rank, n, seed, input.data());
     const std::byte* got = recv;
     if (!inPlace) {
-      std::memcpy(send, input.data(), sc * es);
+      copy(send, input.data(), sc * es);
       exec.run(send, recv, soon());
     } else if (args.coll == Collective::kReduceScatter) {
-      std::memcpy(send, input.data(), sc * es);
+      copy(send, input.data(), sc * es);
       exec.run(send, send + inPlaceRecvOffset(args, rank) * es, soon());
       got = send + inPlaceRecvOffset(args, rank) * es;
     } else {
-      std::memcpy(recv + inPlaceSendOffset(args, rank) * es, input.data(), sc * es);
+      copy(recv + inPlaceSendOffset(args, rank) * es, input.data(), sc * es);
       exec.run(recv + inPlaceSendOffset(args, rank) * es, recv, soon());
     }
     std::vector<std::byte> expected(rc * es);
