@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "RecordedMachines.h"
 #include "core/PeakModel.h"
 #include "results/import/Import.h"
 #include "results/import/ImportPeak.h"
@@ -94,17 +95,11 @@ TEST(LinkBounds, Dgx2WithAGpuAtX8) {
 }
 
 TEST(LinkBounds, ConnectXServerAcrossTwoHosts) {
-  auto a = load("32em64t-2n8c2t-pci-normalio.xml");
-  auto b = a;
-  b.host = "conan2";
   // Two host ranks per host, both nearest the ConnectX-4 (mlx5_0).
-  std::vector<RankPlacement> ranks;
-  for (int r = 0; r < 4; ++r) {
-    const auto& h = r < 2 ? a : b;
-    RankPlacement p = placeThisRank(h, r, h.host, r % 2, "");
-    p.nic = "mlx5_0";
-    ranks.push_back(p);
-  }
+  auto t = cb::testing::twoConnectXHosts();
+  const auto& a = t.a;
+  const auto& b = t.b;
+  const auto& ranks = t.ranks;
   // The export records no port rate: no bound, never a guess.
   Bound none = collectiveLinkBound({a, b}, ranks, Collective::kAllReduce);
   EXPECT_FALSE(none.known());
@@ -112,10 +107,7 @@ TEST(LinkBounds, ConnectXServerAcrossTwoHosts) {
             "no bound known for this hardware (rate of mlx5_0 on conan unknown)");
   // At 100 Gb/s InfiniBand (EDR): 12.5 GB/s for the host's one NIC, whatever shares it; a pair
   // crossing it gets half when the two ranks of its host share the port.
-  for (auto* h : {&a, &b}) {
-    h->nics[0].ports[0].rateGbps = 100;
-    h->nics[0].ports[0].linkLayer = "InfiniBand";
-  }
+  t.edr();
   Bound ring = collectiveLinkBound({a, b}, ranks, Collective::kAllReduce);
   EXPECT_DOUBLE_EQ(ring.busbw, 12.5);
   EXPECT_EQ(ring.limit, "InfiniBand EDR");

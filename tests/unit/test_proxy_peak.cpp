@@ -2,6 +2,7 @@
 // machines of tests/data/topologies, every bound and time worked out by hand in the comments.
 #include <gtest/gtest.h>
 
+#include "RecordedMachines.h"
 #include "topology/LinkBounds.h"
 #include "topology/Placement.h"
 #include "topology/Topology.h"
@@ -9,10 +10,6 @@
 
 namespace cb::proxy {
 namespace {
-
-MachineTopology load(const std::string& name) {
-  return loadTopologyXml(std::string(CB_SOURCE_DIR) + "/tests/data/topologies/" + name);
-}
 
 ProxyOptions hybrid(int dp, int tp, int pp) {
   ProxyOptions o;
@@ -63,20 +60,11 @@ TEST(ProxyPeak, GroupsOfRankZero) {
 //   dp allreduce of 16 MiB between ranks 0 and 2 on two hosts: one rank of the group per host on
 //     its EDR NIC, 12.5 GB/s; 16 MiB x 1 / 12.5 GB/s = 1342.177 us, twice per step.
 TEST(ProxyPeak, HybridOnTwoHosts) {
-  auto a = load("32em64t-2n8c2t-pci-normalio.xml");
-  auto b = a;
-  b.host = "conan2";
-  for (auto* h : {&a, &b}) {
-    h->nics[0].ports[0].rateGbps = 100;
-    h->nics[0].ports[0].linkLayer = "InfiniBand";
-  }
-  std::vector<RankPlacement> ranks;
-  for (int r = 0; r < 4; ++r) {
-    const auto& h = r < 2 ? a : b;
-    RankPlacement p = placeThisRank(h, r, h.host, r % 2, "");
-    p.nic = "mlx5_0";
-    ranks.push_back(p);
-  }
+  auto t = cb::testing::twoConnectXHosts();
+  t.edr();
+  const auto& a = t.a;
+  const auto& b = t.b;
+  const auto& ranks = t.ranks;
   ProxyRun run;
   run.n = 4;
   run.calls = {call("tp", "allreduce", 8u << 20, 2, 1, 4000e-6),
@@ -99,7 +87,7 @@ TEST(ProxyPeak, HybridOnTwoHosts) {
 // Two pipeline stages on GPUs 0 and 1 of the DGX-2: they meet through the NVSwitches, 6 NVLink2
 // links x 25 GB/s = 150 GB/s; a 3 MB activation message at it takes 20 us, 8 messages a step.
 TEST(ProxyPeak, PipelineMessagesOnADgx2) {
-  const auto t = load("nvidiaDGX2.xml");
+  const auto t = cb::testing::loadRecorded("nvidiaDGX2.xml");
   std::vector<RankPlacement> ranks;
   for (int i = 0; i < 2; ++i) ranks.push_back(placeThisRank(t, i, "dgx2", i, t.gpus[i].busId));
   ProxyOptions o;
