@@ -43,7 +43,7 @@ cases=(
   "proxy-pp|mpi|2|proxy pp --model gpt2-xl --layers 4 --steps 100000"
   "proxy-hybrid|local|4|proxy hybrid --dp 2 --pp 2 --model gpt2-xl --layers 4 --steps 100000"
   "proxy-hybrid|mpi|4|proxy hybrid --dp 2 --pp 2 --model gpt2-xl --layers 4 --steps 100000"
-  "diag-links|local|3|diag links --schedules 99 -n 1000"
+  "diag-links|local|3|diag links --schedules 99 -n 10000"
   "diag-links|mpi|3|diag links --schedules 99 -n 10000"
   "diag-ranks|local|3|diag ranks -n 100000 --size 1M"
   "diag-ranks|mpi|3|diag ranks -n 100000 --size 1M"
