@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <set>
 #include <tuple>
 
 #include "bench/P2p.h"

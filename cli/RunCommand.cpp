@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <set>
 
 #include "bench/Peak.h"
 #include "bench/Report.h"
