@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "core/Clock.h"
@@ -52,7 +53,6 @@ double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeou
 double hostCopyGBps(Team& team, const std::vector<RankPlacement>& placements,
                     double timeoutSeconds) {
   const int n = team.size();
-  if (n < 2) return 0;
   for (const auto& p : placements) {
     if (!p.gpuBusId.empty() || p.host != placements.front().host) return 0;
   }
@@ -63,6 +63,10 @@ namespace {
 
 bool judged(const PointResult& p) {
   return p.status == "ok" && p.wrong <= 0 && p.iterations > 0 && p.variant != "memcpy";
+}
+
+std::optional<double> figureOf(const PointResult& p) {
+  return judgedFigure(p.nranks, p.placement == Placement::kIn, p.algbw, p.busbw);
 }
 
 }  // namespace
@@ -93,9 +97,9 @@ std::string peakView(const std::vector<PointResult>& points) {
       sizes.insert(p.bytes);
     }
     if (!first) continue;
-    out += fmt::format("# % of peak: {}, {}, {} ranks; bound {:.2f} GB/s busbw ({})\n",
+    out += fmt::format("# % of peak: {}, {}, {} ranks; bound {:.2f} GB/s {} ({})\n",
                        collectiveName(c), placementName(pl), first->nranks, first->peak,
-                       first->peakLimit);
+                       first->nranks == 1 ? "algbw" : "busbw", first->peakLimit);
     std::vector<size_t> width;
     for (const auto& v : variants) width.push_back(std::max<size_t>(v.size(), 14));
     out += fmt::format("# {:>10}", "size");
@@ -112,9 +116,9 @@ std::string peakView(const std::vector<PointResult>& points) {
         });
         std::string cell = "-";
         if (it != points.end()) {
-          cell = it->peak > 0
-                     ? fmt::format("{:.2f} {:>4}", it->busbw, percentOfPeak(it->busbw, it->peak))
-                     : fmt::format("{:.2f}    ?", it->busbw);
+          const double f = figureOf(*it).value_or(0);
+          cell = it->peak > 0 ? fmt::format("{:.2f} {:>4}", f, percentOfPeak(f, it->peak))
+                              : fmt::format("{:.2f}    ?", f);
           peak = std::max(peak, it->peak);
         }
         out += fmt::format("  {:>{}}", cell, width[i]);
@@ -136,10 +140,17 @@ std::vector<RunVerdict> judgeRun(const std::vector<PointResult>& points,
       return v.coll == p.coll && v.variant == p.variant;
     });
     if (seen != out.end()) continue;
+    // A variant this world cannot run (mpi without mpirun, nccl without a GPU) has nothing to
+    // judge.
+    const bool ran = std::any_of(points.begin(), points.end(), [&](const PointResult& q) {
+      return q.coll == p.coll && q.variant == p.variant && q.status != "unsupported";
+    });
+    if (!ran) continue;
     std::vector<std::pair<uint64_t, double>> figures;
     for (const auto& q : points) {
-      if (q.coll == p.coll && q.variant == p.variant && judged(q)) {
-        figures.emplace_back(q.bytes, q.busbw);
+      auto f = figureOf(q);
+      if (q.coll == p.coll && q.variant == p.variant && judged(q) && f) {
+        figures.emplace_back(q.bytes, *f);
       }
     }
     auto b = bounds.find(p.coll);

@@ -26,8 +26,8 @@ uint64_t copyProbeBytes(int nranks);
 // iteration (timed by its slowest rank), the same on every rank.
 double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeoutSeconds);
 // Collective: the copy rate host ranks sharing one host are judged by (measureCopyGBps with
-// copyProbeBytes), or 0 without measuring when a rank drives a GPU, the ranks span hosts, or
-// there is one rank. `placements`: by rank, the same on every rank.
+// copyProbeBytes), or 0 without measuring when a rank drives a GPU or the ranks span hosts (one
+// rank is measured too: its collectives are copies). `placements`: by rank, the same on every rank.
 double hostCopyGBps(Team& team, const std::vector<RankPlacement>& placements,
                     double timeoutSeconds);
 

@@ -8,6 +8,7 @@
 
 #include "core/Error.h"
 #include "core/OutputFile.h"
+#include "core/PeakModel.h"
 #include "core/Text.h"
 
 namespace cb {
@@ -358,7 +359,8 @@ nlohmann::json pointToJson(const PointResult& p) {
   j["wrong"] = p.wrong >= 0 ? nlohmann::json(p.wrong) : nlohmann::json();
   j["peak_gbps"] = orNull(p.peak > 0, p.peak);
   j["peak_limit"] = p.peakLimit;
-  j["pct_of_peak"] = orNull(m && p.peak > 0, 100 * p.busbw / p.peak);
+  const auto figure = judgedFigure(p.nranks, p.placement == Placement::kIn, p.algbw, p.busbw);
+  j["pct_of_peak"] = orNull(m && p.peak > 0 && figure, 100 * figure.value_or(0) / p.peak);
   const Summary& s = p.summary;
   const bool hasSummary = m && s.n > 0;
   j["summary_us"] = {{"n", s.n},
@@ -425,6 +427,7 @@ std::string resultsToCsv(const std::vector<PointResult>& points) {
     const Summary& s = p.summary;
     const bool m = measured(p);
     const bool hs = m && s.n > 0;
+    const auto figure = judgedFigure(p.nranks, p.placement == Placement::kIn, p.algbw, p.busbw);
     out += fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         collectiveName(p.coll), csvField(p.variant), dataTypeName(p.dtype), redOpName(p.op),
@@ -433,8 +436,8 @@ std::string resultsToCsv(const std::vector<PointResult>& points) {
         field(m, p.busbw), field(p.wrong >= 0, p.wrong), field(hs, s.median * kUs),
         field(hs, s.mean * kUs), field(hs, s.min * kUs), field(hs, s.max * kUs),
         field(hs, s.p99 * kUs), field(hs, s.stddev * kUs), field(hs, s.cv),
-        field(p.peak > 0, p.peak), field(m && p.peak > 0, 100 * p.busbw / p.peak),
-        csvField(p.message));
+        field(p.peak > 0, p.peak),
+        field(m && p.peak > 0 && figure, 100 * figure.value_or(0) / p.peak), csvField(p.message));
   }
   return out;
 }

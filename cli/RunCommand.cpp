@@ -225,6 +225,8 @@ struct RunPeaks {
     if (p.variant == "memcpy" || device != deviceRanks) return;
     auto it = bounds.find(p.coll);
     if (it == bounds.end() || !it->second.known()) return;
+    // One rank in place moves nothing (core/PeakModel.h, judgedFigure).
+    if (!judgedFigure(p.nranks, p.placement == Placement::kIn, p.algbw, p.busbw)) return;
     p.peak = it->second.busbw;
     p.peakLimit = it->second.limit;
   }
@@ -239,14 +241,14 @@ RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep) {
   const int n = s.team().size();
   const double copy = hostCopyGBps(s.team(), topo.placements, sweep.timeoutSeconds);
   if (copy > 0) {
-    peaks.header +=
-        fmt::format("# peak: host memory copy {:.2f} GB/s per rank ({} ranks copying {} at once)\n",
-                    copy, n, formatSize(copyProbeBytes(n)));
+    peaks.header += fmt::format("# peak: host memory copy {:.2f} GB/s per rank ({} copying {}{})\n",
+                                copy, n == 1 ? "one rank" : fmt::format("{} ranks", n),
+                                formatSize(copyProbeBytes(n)), n == 1 ? "" : " at once");
   }
   for (Collective c : sweep.collectives) {
     Bound b = collectiveLinkBound(topo.hosts, topo.placements, c, copy);
-    peaks.header += b.known() ? fmt::format("# peak: {} bound {:.2f} GB/s busbw: {}\n",
-                                            collectiveName(c), b.busbw, b.basis)
+    peaks.header += b.known() ? fmt::format("# peak: {} bound {:.2f} GB/s {}: {}\n",
+                                            collectiveName(c), b.busbw, b.figure(), b.basis)
                               : fmt::format("# peak: {}: no bound known for this hardware ({})\n",
                                             collectiveName(c), b.unknownWhy);
     peaks.bounds[c] = std::move(b);

@@ -127,7 +127,11 @@ void printGroup(const std::vector<const ResultRecord*>& group, bool withSamples)
     row.push_back(ok && r->cv ? fmt::format("{:.1f}%", *r->cv * 100) : "-");
     if (anyPeak) {
       row.push_back(fixed(r->peakGBps));
-      row.push_back(ok && r->busbw && r->peakGBps ? percentOfPeak(*r->busbw, *r->peakGBps) : "-");
+      // One rank: algbw out of place (core/PeakModel.h, judgedFigure).
+      auto figure = r->busbw && r->algbw ? judgedFigure(r->nranks.value_or(0), r->placement == "in",
+                                                        *r->algbw, *r->busbw)
+                                         : std::nullopt;
+      row.push_back(ok && figure && r->peakGBps ? percentOfPeak(*figure, *r->peakGBps) : "-");
     }
     row.push_back(ok ? "" : r->message.empty() ? r->status : r->status + ": " + r->message);
     table.addRow(std::move(row));

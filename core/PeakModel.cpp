@@ -106,6 +106,75 @@ Bound memoryBound(Collective c, int n, double copyGBpsPerRank) {
   return b;
 }
 
+Bound oneRankBound(double copyGBps, std::string limit, std::string basis) {
+  Bound b;
+  b.limit = std::move(limit);
+  b.onAlgbw = true;
+  if (copyGBps <= 0) {
+    b.unknownWhy = "no copy bandwidth measured";
+    return b;
+  }
+  b.busbw = copyGBps;
+  b.basis = fmt::format(
+      "{}; one rank: out of place a collective copies S once (algbw), in place nothing", basis);
+  return b;
+}
+
+std::optional<double> judgedFigure(int nranks, bool inPlace, double algbw, double busbw) {
+  if (nranks != 1) return busbw;
+  if (inPlace) return std::nullopt;
+  return algbw;
+}
+
+namespace {
+
+constexpr std::string_view kH100Sheet =
+    "NVIDIA H100 Tensor Core GPU datasheet (SXM 3.35 TB/s, PCIe 2 TB/s, NVL 3.9 TB/s)";
+constexpr std::string_view kA100Sheet =
+    "NVIDIA A100 Tensor Core GPU datasheet (40GB 1,555 GB/s; 80GB SXM 2,039, PCIe 1,935)";
+
+}  // namespace
+
+std::optional<GpuMemory> gpuMemory(std::string_view model) {
+  const std::string m = toLower(model);
+  auto has = [&](std::string_view s) { return m.find(s) != std::string::npos; };
+  if (has("h200"))
+    return GpuMemory{4800, "HBM3e", "NVIDIA H200 Tensor Core GPU datasheet (4.8 TB/s)"};
+  if (has("h100") && has("nvl")) return GpuMemory{3900, "HBM3", kH100Sheet};
+  if (has("h100") && has("pcie")) return GpuMemory{2000, "HBM2e", kH100Sheet};
+  if (has("h100")) return GpuMemory{3350, "HBM3", kH100Sheet};
+  if (has("a100") && has("80gb")) {
+    return has("pcie") ? GpuMemory{1935, "HBM2e", kA100Sheet}
+                       : GpuMemory{2039, "HBM2e", kA100Sheet};
+  }
+  if (has("a100")) return GpuMemory{1555, "HBM2", kA100Sheet};
+  if (has("b200")) return GpuMemory{8000, "HBM3e", "NVIDIA HGX B200 datasheet (8 TB/s per GPU)"};
+  if (has("v100s")) return GpuMemory{1134, "HBM2", "NVIDIA V100S datasheet (1,134 GB/s)"};
+  // The DGX-2H's "-H" parts run other clocks than the datasheet's.
+  if (has("v100") && !m.ends_with("-h")) {
+    return GpuMemory{900, "HBM2", "NVIDIA Tesla V100 datasheet (900 GB/s, SXM2 and PCIe)"};
+  }
+  if (has("2080 ti")) {
+    return GpuMemory{616, "GDDR6", "NVIDIA GeForce RTX 2080 Ti specifications (616 GB/s)"};
+  }
+  if (has("tesla t4")) return GpuMemory{320, "GDDR6", "NVIDIA T4 datasheet (320 GB/s)"};
+  if (has("l40s")) return GpuMemory{864, "GDDR6", "NVIDIA L40S datasheet (864 GB/s)"};
+  return std::nullopt;
+}
+
+Bound gpuOneRankBound(std::string_view model) {
+  auto mem = gpuMemory(model);
+  if (!mem) {
+    Bound b;
+    b.onAlgbw = true;
+    b.unknownWhy = fmt::format("memory bandwidth of '{}' is not in the peak model", model);
+    return b;
+  }
+  return oneRankBound(mem->gbps / 2, fmt::format("{} memory", mem->name),
+                      fmt::format("{} {:g} GB/s read + write ({}) / 2 for a copy", mem->name,
+                                  mem->gbps, mem->source));
+}
+
 std::optional<GpuLinks> gpuLinks(std::string_view model) {
   const std::string m = toLower(model);
   auto has = [&](std::string_view s) { return m.find(s) != std::string::npos; };
@@ -211,6 +280,7 @@ Bound nicBound(std::string_view linkLayer, double rateGbps, int sharers) {
 }
 
 Bound deviceLinesBound(std::string_view gpuModel, int gpus, int nodes) {
+  if (gpus == 1) return gpuOneRankBound(gpuModel);
   Bound b;
   auto links = gpuLinks(gpuModel);
   if (!links) {
@@ -221,8 +291,8 @@ Bound deviceLinesBound(std::string_view gpuModel, int gpus, int nodes) {
     b.unknownWhy = "the log spans several nodes and does not name their NICs (give --topology)";
     return b;
   }
-  if (gpus < 2) {
-    b.unknownWhy = "one GPU: nothing crosses a link";
+  if (gpus < 1) {
+    b.unknownWhy = "the log names no GPU";
     return b;
   }
   // NVSwitch boards hold 4 or more GPUs; fewer may sit on an NVLink bridge or mesh.
@@ -263,6 +333,7 @@ Verdict judge(const std::vector<std::pair<uint64_t, double>>& points, const Boun
     }
     any = true;
   }
+  v.figure = b.figure();
   v.expected = expectedFraction(b, expectedOverride);
   if (!any) {
     v.kind = Verdict::Kind::kNotJudged;
@@ -280,12 +351,12 @@ Verdict judge(const std::vector<std::pair<uint64_t, double>>& points, const Boun
 }
 
 std::string verdictText(const Verdict& v) {
-  return v.best > 0 ? fmt::format("best {:.2f} GB/s busbw: {}", v.best, v.line) : v.line;
+  return v.best > 0 ? fmt::format("best {:.2f} GB/s {}: {}", v.best, v.figure, v.line) : v.line;
 }
 
-std::string percentOfPeak(double busbw, double peak) {
+std::string percentOfPeak(double figure, double peak) {
   if (peak <= 0) return "";
-  return fmt::format("{:.0f}%", 100 * busbw / peak);
+  return fmt::format("{:.0f}%", 100 * figure / peak);
 }
 
 }  // namespace cb

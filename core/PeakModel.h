@@ -39,7 +39,10 @@ struct Bound {
   double typical = 0;  // fraction usually reached (0: no public figure)
   std::string typicalSource;
   std::string unknownWhy;  // when busbw == 0
+  // One rank: the bound is on algbw (busbw is 0 there for most collectives), see oneRankBound.
+  bool onAlgbw = false;
   bool known() const { return busbw > 0; }
+  std::string_view figure() const { return onAlgbw ? "algbw" : "busbw"; }
 };
 
 // The threshold below which a figure is low: `override` when > 0 (run --expect-fraction), else a
@@ -60,6 +63,26 @@ double memoryTrafficPerByte(Collective c, int nranks);
 // (`copyGBpsPerRank`: bytes copied per second per rank; a copy reads and writes each byte, so
 // the memory moves twice that): busBwFactor * 2 * copy / traffic.
 Bound memoryBound(Collective c, int nranks, double copyGBpsPerRank);
+
+// One rank: nothing crosses a link. Out of place a collective copies S from its send buffer to
+// its receive buffer (a reduction of one input is a copy), so its algbw cannot pass the rate the
+// rank copies at: `copyGBps`, bytes copied per second (a GPU: its memory bandwidth / 2, since a
+// copy reads and writes each byte). In place it moves nothing and is not judged.
+Bound oneRankBound(double copyGBps, std::string limit, std::string basis);
+
+// The figure a point is set against its bound: busbw; with one rank, algbw out of place and
+// nothing in place (see oneRankBound). nullopt: the point is not judged.
+std::optional<double> judgedFigure(int nranks, bool inPlace, double algbw, double busbw);
+
+// A GPU model's memory bandwidth as its datasheet gives it (GB/s, read + write).
+struct GpuMemory {
+  double gbps = 0;
+  std::string_view name;    // "HBM3"
+  std::string_view source;  // the datasheet
+};
+std::optional<GpuMemory> gpuMemory(std::string_view model);
+// The one-rank bound of a GPU of this model (unknown, with the reason, when not in the table).
+Bound gpuOneRankBound(std::string_view model);
 
 // What a GPU model name says about its links ("NVIDIA H100 80GB HBM3", "Tesla V100-SXM3-32GB").
 struct GpuLinks {
@@ -89,18 +112,20 @@ struct Verdict {
   uint64_t bytes = 0;  // where
   double fraction = 0;
   double expected = 0;
+  std::string_view figure = "busbw";  // what `best` is ("algbw" for one rank)
   std::string line;  // "normal: 82% of ..." / "low: 41% of ..." / "no bound known ..."
 };
 std::string_view verdictKindName(Verdict::Kind k);  // normal, low, no-bound, not-judged
 
-// Judges the best busbw among points at kJudgeMinBytes and up (`points`: bytes, busbw).
+// Judges the best figure among points at kJudgeMinBytes and up (`points`: bytes, busbw, or
+// algbw where the bound is onAlgbw; see judgedFigure).
 Verdict judge(const std::vector<std::pair<uint64_t, double>>& points, const Bound& b,
               double expectedOverride = 0);
 
 // "best 369.02 GB/s busbw: normal: 82% of ..." (the line alone when nothing was judged).
 std::string verdictText(const Verdict& v);
 
-// "82%" of busbw against the bound, "" when the bound is unknown.
-std::string percentOfPeak(double busbw, double peak);
+// "82%" of a figure (judgedFigure) against the bound, "" when the bound is unknown.
+std::string percentOfPeak(double figure, double peak);
 
 }  // namespace cb

@@ -786,8 +786,9 @@ std::string runSection(const ReportRun& rr, Palette& palette) {
       auto x = static_cast<double>(r->sizeBytes);
       addPoint(charts.busbw, line, false, x, r->busbw, name);
       addPoint(charts.latency, line, false, x, timeOf(*r), name);
-      if (r->peakGBps) {
-        // The hardware's bound (docs/PEAK.md), dashed across the busbw chart.
+      if (r->peakGBps && r->nranks.value_or(2) != 1) {
+        // The hardware's bound (docs/PEAK.md), dashed across the busbw chart (one rank's bound is
+        // on algbw, which the charts do not show).
         std::string bound = "bound: " + r->peakLimit;
         LegendEntry peak{palette.key(bound), bound, palette.index(bound)};
         addLegend(legend, peak);

@@ -50,21 +50,17 @@ Bound nvlinkOf(const MachineTopology& h, const RankPlacement& p, const std::stri
   return nvlinkBound(id, links, peer.empty());
 }
 
-Bound pcieOf(const MachineTopology& h, const RankPlacement& p) {
-  int g = h.gpuIndex(p.gpuBusId);
-  if (g < 0 || h.gpus[g].pci < 0) return unknown("GPU not on the recorded PCI tree");
-  const PcieLink& l = h.pci[h.gpus[g].pci].link;
-  auto model = gpuLinks(p.gpuModel);
-  const bool p2p = !model || model->p2p;
+// One recorded PCIe link; `gen` ("pcie3", "" none) breaks the tie where two generations and
+// widths give the same rate (gen3 x16 and gen4 x8).
+Bound pcieLinkOf(const PcieLink& l, std::string_view gen, bool p2p, std::string_view what) {
   if (l.gen > 0 && l.width > 0) return pcieBound(fmt::format("pcie{}", l.gen), l.width, p2p);
-  if (l.gbps <= 0) return unknown("PCIe link speed of the GPU unknown");
+  if (l.gbps <= 0) return unknown(fmt::format("PCIe link speed of the {} unknown", what));
   // hwloc keeps GB/s only: find the generation and width that give it.
   for (const auto& row : peakTable()) {
     if (!startsWith(row.id, "pcie")) continue;
     for (int w : {16, 8, 4, 2, 1}) {
       if (std::abs(row.unitGBps * w - l.gbps) < 0.01 * l.gbps) {
-        // gen3 x16 and gen4 x8 give the same rate: prefer the model's own generation.
-        if (model && row.id != model->pcie && w != 16) continue;
+        if (!gen.empty() && row.id != gen && w != 16) continue;
         return pcieBound(row.id, w, p2p);
       }
     }
@@ -72,8 +68,116 @@ Bound pcieOf(const MachineTopology& h, const RankPlacement& p) {
   Bound b;
   b.busbw = l.gbps;
   b.limit = fmt::format("PCIe {:.1f} GB/s", l.gbps);
-  b.basis = "the GPU's PCIe link as recorded";
+  b.basis = fmt::format("the {}'s PCIe link as recorded", what);
   return b;
+}
+
+Bound pcieOf(const MachineTopology& h, const RankPlacement& p) {
+  int g = h.gpuIndex(p.gpuBusId);
+  if (g < 0 || h.gpus[g].pci < 0) return unknown("GPU not on the recorded PCI tree");
+  auto model = gpuLinks(p.gpuModel);
+  return pcieLinkOf(h.pci[h.gpus[g].pci].link, model ? model->pcie : "", !model || model->p2p,
+                    "GPU");
+}
+
+// The PCI nodes above a GPU rank's GPU, nearest first (the GPU itself left out: its own link is
+// pcieOf's); empty when the GPU is not on the tree.
+std::vector<int> nodesAbove(const MachineTopology& h, const RankPlacement& p) {
+  std::vector<int> out;
+  int g = h.gpuIndex(p.gpuBusId);
+  if (g < 0 || h.gpus[g].pci < 0) return out;
+  for (int n = h.pci[h.gpus[g].pci].parent; n >= 0; n = h.pci[n].parent) out.push_back(n);
+  return out;
+}
+
+// The PCIe links above the GPUs that several ranks' traffic crosses at once: a switch's uplink,
+// a root port. Ring collectives (rank order): each hop between two GPU ranks of one host that
+// meet over PCIe goes up from the sender to the nearest common node and down to the receiver
+// (through the host when the model has no peer-to-peer); a link carrying f hops one way bounds
+// the ring at rate / f. Alltoall: a link with k of the n ranks below it carries k (l-k)/n of S
+// each way to the other l-k ranks of its host while busbw counts (n-1)/n of it: rate x (n-1) /
+// (k (l-k)) (traffic to other hosts may leave by a NIC below the link). Unknown when no link
+// above a GPU is shared or its rate is not recorded.
+Bound sharedPcieBound(const std::vector<MachineTopology>& hosts,
+                      const std::vector<RankPlacement>& placements, Collective c) {
+  const int n = static_cast<int>(placements.size());
+  struct Load {
+    int up = 0, down = 0, below = 0;
+  };
+  std::map<std::pair<const MachineTopology*, int>, Load> loads;
+  std::map<const MachineTopology*, std::string> genOf;
+  std::set<const MachineTopology*> nvlinkHosts;
+  std::map<const MachineTopology*, int> ranksOn;
+  for (const auto& p : placements) {
+    if (const MachineTopology* h = hostOf(hosts, p)) ranksOn[h]++;
+  }
+  for (int r = 0; r < n; ++r) {
+    const RankPlacement& a = placements[r];
+    const MachineTopology* h = hostOf(hosts, a);
+    if (!h || a.gpuBusId.empty()) return unknown("no GPU ranks");
+    if (auto m = gpuLinks(a.gpuModel)) genOf[h] = std::string(m->pcie);
+    if (!a.nvlinkFabric.empty() || !a.nvlinkPeers.empty()) nvlinkHosts.insert(h);
+    for (int node : nodesAbove(*h, a)) loads[{h, node}].below++;
+    if (c == Collective::kAllToAll) continue;
+    const int next = (r + 1) % n;
+    const RankPlacement& b = placements[next];
+    if (next == r || b.host != a.host) continue;
+    const LinkClass cls = classifyPair(a, b);
+    if (cls == LinkClass::kNvlink || cls == LinkClass::kNetwork) continue;
+    auto model = gpuLinks(a.gpuModel);
+    const bool p2p = !model || model->p2p;
+    auto up = nodesAbove(*h, a), down = nodesAbove(*h, b);
+    // The nearest node above both (none without peer-to-peer: the data passes host memory).
+    int common = -1;
+    for (int x : up) {
+      if (p2p && std::find(down.begin(), down.end(), x) != down.end()) {
+        common = x;
+        break;
+      }
+    }
+    for (int x : up) {
+      if (x == common) break;
+      loads[{h, x}].up++;
+    }
+    for (int x : down) {
+      if (x == common) break;
+      loads[{h, x}].down++;
+    }
+  }
+  Bound best = unknown("no shared PCIe link");
+  for (const auto& [key, load] : loads) {
+    const auto& [h, node] = key;
+    double share = 0;  // the bound as a fraction of the link's rate
+    std::string why;
+    if (c == Collective::kAllToAll) {
+      // NVLink carries an alltoall between GPUs of one fabric; the PCIe tree then is not used.
+      // Only the traffic to the host's other ranks is sure to cross it (a NIC may sit below).
+      const int k = load.below, l = ranksOn[h];
+      if (nvlinkHosts.count(h) || k == 0 || k >= l) continue;
+      share = (n - 1.0) / (k * (l - k));
+      why = fmt::format(
+          "{} of the host's {} ranks below it send (l-k)/n of S across it: x (n-1)/(k(l-k)) = "
+          "{:.3f}",
+          k, l, share);
+    } else {
+      const int f = std::max(load.up, load.down);
+      if (f < 1) continue;
+      share = 1.0 / f;
+      why = fmt::format("{} of the ring's hops cross it one way{}", f,
+                        f > 1 ? fmt::format(": / {}", f) : "");
+    }
+    const PciNode& x = h->pci[node];
+    if (x.kind == PciNode::Kind::kHostBridge) continue;  // a host bridge records no link
+    Bound link = pcieLinkOf(x.link, genOf[h], true, "link");
+    if (!link.known()) continue;
+    Bound b = link;
+    b.busbw = link.busbw * share;
+    b.limit = fmt::format("{} link above the GPUs at {}{}", link.limit, x.busId,
+                          share < 1 ? fmt::format(" (shared, x {:.2f})", share) : "");
+    b.basis = fmt::format("{} ({}); {}", link.basis, x.busId, why);
+    if (!best.known() || b.busbw < best.busbw) best = b;
+  }
+  return best;
 }
 
 const NicPort* activePort(const Nic& n) {
@@ -143,7 +247,14 @@ Bound collectiveLinkBound(const std::vector<MachineTopology>& hosts,
                           const std::vector<RankPlacement>& placements, Collective c,
                           double copyGBpsPerRank) {
   const int n = static_cast<int>(placements.size());
-  if (n < 2) return unknown("one rank: nothing crosses a link");
+  if (n < 1) return unknown("no ranks");
+  if (n == 1) {
+    const RankPlacement& p = placements.front();
+    if (!p.gpuBusId.empty()) return gpuOneRankBound(p.gpuModel);
+    return oneRankBound(
+        copyGBpsPerRank, "host memory",
+        fmt::format("host memory: {:.2f} GB/s copied by the rank", copyGBpsPerRank));
+  }
   std::map<std::string, std::vector<int>> byHost;
   bool hostRanks = false;
   for (const auto& p : placements) {
@@ -162,6 +273,11 @@ Bound collectiveLinkBound(const std::vector<MachineTopology>& hosts,
       haveIntra = true;
       if (!intra.known()) return intra;
     }
+  }
+  if (haveIntra) {
+    // A link above the GPUs can be slower than theirs, or carry several of the ring's hops.
+    Bound shared = sharedPcieBound(hosts, placements, c);
+    if (shared.known() && shared.busbw < intra.busbw * (1 - 1e-9)) intra = shared;
   }
   if (byHost.size() == 1) return intra;
   if (c == Collective::kSendRecv) {

@@ -23,11 +23,13 @@ Bound pairLinkBound(const std::vector<MachineTopology>& hosts,
                     const std::vector<RankPlacement>& placements, int a, int b,
                     double copyGBpsPerRank = 0);
 
-// The busbw bound of a collective over every rank (ring in rank order): the slowest hop of the
+// The busbw bound of a collective over every rank (one rank: the algbw bound of oneRankBound,
+// from the GPU model's memory or the host's copy rate; ring in rank order): the slowest hop of the
 // ring inside the hosts (host ranks on one host: the memory traffic model against the copy
 // bandwidth), and across hosts the NICs the ranks of a host use together (their distinct NICs'
 // rates summed: NCCL runs a ring per NIC), the smallest host's; alltoall across hosts moves only
-// (n - L)/n of its data through them, L ranks per host.
+// (n - L)/n of its data through them, L ranks per host; a PCIe link above the GPUs that several
+// hops of the ring cross, or that is slower than theirs, bounds it too (see LinkBounds.cpp).
 Bound collectiveLinkBound(const std::vector<MachineTopology>& hosts,
                           const std::vector<RankPlacement>& placements, Collective c,
                           double copyGBpsPerRank = 0);

@@ -51,12 +51,15 @@ void judgeImportedRun(ImportedRun& run, const std::function<Bound(const std::str
     for (auto& r : run.results) {
       if (r.collective != c) continue;
       if (variant.empty()) variant = r.variant;
-      if (b.known()) {
+      // One rank: algbw out of place, nothing in place (core/PeakModel.h, judgedFigure).
+      const bool movesNothing = r.nranks.value_or(0) == 1 && r.placement == "in";
+      if (b.known() && !movesNothing) {
         r.peakGBps = b.busbw;
         r.peakLimit = b.limit;
       }
-      if (r.status == "ok" && r.busbw && r.wrong.value_or(0) == 0) {
-        figures.emplace_back(r.sizeBytes, *r.busbw);
+      if (r.status != "ok" || !r.busbw || !r.algbw || r.wrong.value_or(0) != 0) continue;
+      if (auto f = judgedFigure(r.nranks.value_or(0), r.placement == "in", *r.algbw, *r.busbw)) {
+        figures.emplace_back(r.sizeBytes, f.value());
       }
     }
     Verdict v = judge(figures, b);

@@ -46,6 +46,27 @@ has "$err" "collbench: --expect: 1 figure(s) below their expected share of the b
 # The same run judged against a share of 0.0001 of its bound is not low.
 expect 0 "$cb" "${slow[@]}" --expect --expect-fraction 0.0001
 has "$out" ": normal: "
+# One rank: busbw is 0 by definition; its out-of-place algbw is judged against the rank's own
+# copy rate, and variants this world cannot run (mpi, nccl) get no verdict.
+expect 0 "$cb" run allreduce --np 1 -b 16M -e 16M -w 1 -n 3 --algo ring --transport local \
+  --json "$tmp/one.json" --no-db
+has "$out" "(one rank copying 64 MiB)"
+has "$out" "GB/s algbw: host memory:"
+has "$out" "# % of peak: allreduce, out, 1 ranks; bound"
+has "$out" "# verdict allreduce ring/local: best"
+has "$out" "GB/s algbw: "
+python3 - "$tmp/one.json" <<'EOF' || fail "one-rank JSON points: peak on out-of-place only"
+import json, sys
+seen = set()
+for p in json.load(open(sys.argv[1]))["points"]:
+    seen.add(p["placement"])
+    judged = p["placement"] == "out"  # in place, one rank moves nothing
+    assert (p["peak_gbps"] is not None) == judged == (p["pct_of_peak"] is not None), p
+assert seen == {"in", "out"}, seen
+EOF
+expect 0 "$cb" run allreduce --np 1 -b 16M -e 16M -w 1 -n 2 --no-db
+grep -qF "# verdict allreduce mpi" <<<"$out" && fail "a verdict for mpi, which cannot run here"
+grep -qF "# verdict allreduce nccl" <<<"$out" && fail "a verdict for nccl, which cannot run here"
 # Sizes below 16 MiB are not judged: --expect has nothing low.
 expect 0 "$cb" run allreduce --np 2 -b 1K -e 64K -w 1 -n 3 --algo ring --no-db --expect
 has "$out" "not judged: no size of 16 MiB or more"
@@ -61,6 +82,9 @@ expect 0 "$cb" import --db "$idb" "$samples/nccltests_6_2080ti-pcie-nop2p-2gpu-g
 has "$out" "low: 25% of the PCIe gen3 x16 (no P2P) bound"
 expect 0 "$cb" import --db "$idb" "$samples/nccltests_1_h100-2node-16gpu-mpi-g1-allreduce.txt"
 has "$out" "no bound known for this hardware (the log spans several nodes"
+# One GPU: its out-of-place algbw against the H100 SXM's memory (3.35 TB/s / 2).
+expect 0 "$cb" import --db "$idb" "$samples/nccltests_10_h100-1gpu-g1-allreduce-nccltests2.19.6.txt"
+has "$out" "best 1495.00 GB/s algbw: normal: 89% of the HBM3 memory bound (1675.0 GB/s) at 512 MiB"
 expect 0 "$cb" show 1 --db "$idb"
 has "$out" "%peak"
 has "$out" "# verdict allreduce nccl: best 368.69 GB/s busbw: normal"

@@ -94,6 +94,65 @@ TEST(LinkBounds, Dgx2WithAGpuAtX8) {
   EXPECT_NEAR(pairLinkBound({t}, ranks, 0, 1).busbw, 16 * kGen3Lane, 1e-9);
 }
 
+// The DGX-2's PCIe tree without its NVLinks (every link gen3 x16, 15.75 GB/s): GPU0 and GPU1
+// under switch 0000:32:00.0 behind downstream port 0000:2d:04.0, GPU2 and GPU3 under
+// 0000:37:00.0 behind 0000:2d:0c.0, both ports on switch 0000:2c:00.0 below root port
+// 0000:2b:00.0; GPU4-7 the same below root port 0000:4e:00.0.
+std::vector<RankPlacement> pcieOnly(const MachineTopology& t, std::vector<int> gpus) {
+  std::vector<RankPlacement> out;
+  for (int g : gpus) {
+    RankPlacement p = placeThisRank(t, static_cast<int>(out.size()), "dgx2", g, t.gpus[g].busId);
+    p.nvlinkFabric.clear();
+    p.nvlinkPeers.clear();
+    out.push_back(p);
+  }
+  return out;
+}
+
+TEST(LinkBounds, PcieUplinksSharedByTheRing) {
+  auto t = load("nvidiaDGX2.xml");
+  const double x16 = 16 * kGen3Lane;
+  // Bus order 0,1,2,3: each link above the GPUs carries one hop each way (1->2 up through
+  // 2d:04.0, down through 2d:0c.0; 3->0 back): the GPUs' own x16 links bound the ring.
+  auto ordered = pcieOnly(t, {0, 1, 2, 3});
+  Bound b = collectiveLinkBound({t}, ordered, Collective::kAllReduce);
+  EXPECT_NEAR(b.busbw, x16, 1e-9);
+  EXPECT_EQ(b.limit, "PCIe gen3 x16");
+  // Rank order 0,2,1,3: hops 0->2 and 1->3 both go up through port 2d:04.0 (and 2->1, 3->0 come
+  // down it): two hops each way share its x16, 15.75 / 2 = 7.88 GB/s.
+  auto interleaved = pcieOnly(t, {0, 2, 1, 3});
+  b = collectiveLinkBound({t}, interleaved, Collective::kAllReduce);
+  EXPECT_NEAR(b.busbw, x16 / 2, 1e-9);
+  EXPECT_NE(b.limit.find("PCIe gen3 x16 link above the GPUs"), std::string::npos) << b.limit;
+  EXPECT_NE(b.limit.find("shared, x 0.50"), std::string::npos) << b.limit;
+  EXPECT_NE(b.basis.find("2 of the ring's hops cross it one way"), std::string::npos) << b.basis;
+  // A pair alone is not shared.
+  EXPECT_NEAR(pairLinkBound({t}, interleaved, 0, 1).busbw, x16, 1e-9);
+  // Alltoall over GPUs 0-7 (two root ports, 4 GPUs each): under a root port k = 4 of the host's
+  // l = 8 ranks send (l-k)/n = 4/8 of S through it each, 2 S in all, while busbw counts 7/8 S:
+  // 15.75 x 7 / (4 x 4) = 6.89 GB/s. Under switch 32:00.0, k = 2: 15.75 x 7 / (2 x 6) = 9.19.
+  auto eight = pcieOnly(t, {0, 1, 2, 3, 4, 5, 6, 7});
+  b = collectiveLinkBound({t}, eight, Collective::kAllToAll);
+  EXPECT_NEAR(b.busbw, x16 * 7 / 16, 1e-9);
+  EXPECT_NE(b.basis.find("x (n-1)/(k(l-k)) = 0.438"), std::string::npos) << b.basis;
+  // The ring in bus order over the eight: one hop each way everywhere, x16.
+  EXPECT_NEAR(collectiveLinkBound({t}, eight, Collective::kAllGather).busbw, x16, 1e-9);
+
+  // A switch trained at x8 above GPU0 and GPU1 (the port 2d:04.0 and the switch 32:00.0 both
+  // record that link): 8 x 0.985 = 7.88 GB/s bounds the ring in bus order, one hop each way.
+  for (auto& node : t.pci) {
+    if (node.busId == "0000:2d:04.0" || node.busId == "0000:32:00.0") node.link.gbps = x16 / 2;
+  }
+  b = collectiveLinkBound({t}, ordered, Collective::kAllReduce);
+  EXPECT_NEAR(b.busbw, 8 * kGen3Lane, 1e-9);
+  EXPECT_NE(b.limit.find("PCIe gen3 x8 link above the GPUs at 0000:"), std::string::npos)
+      << b.limit;
+  // Through NVSwitch the PCIe tree carries nothing: still 6 x 25 GB/s.
+  EXPECT_DOUBLE_EQ(collectiveLinkBound({t}, gpuRanks(t, "dgx2"), Collective::kAllReduce).busbw,
+                   150);
+  EXPECT_DOUBLE_EQ(collectiveLinkBound({t}, gpuRanks(t, "dgx2"), Collective::kAllToAll).busbw, 150);
+}
+
 TEST(LinkBounds, ConnectXServerAcrossTwoHosts) {
   // Two host ranks per host, both nearest the ConnectX-4 (mlx5_0).
   auto t = cb::testing::twoConnectXHosts();
@@ -132,6 +191,45 @@ TEST(LinkBounds, FourNodeServerHostMemory) {
   EXPECT_FALSE(collectiveLinkBound({t}, ranks, Collective::kAllReduce, 0).known());
   EXPECT_DOUBLE_EQ(pairLinkBound({t}, ranks, 0, 3, 5).busbw, 5);
   EXPECT_EQ(expectedFraction(memoryBound(Collective::kAllReduce, 4, 5)), kDefaultExpectedFraction);
+}
+
+TEST(OneRank, JudgedByAlgbwAgainstTheMemory) {
+  // busbw is 0 for a one-rank allreduce (2(n-1)/n); out of place it copies S, in place nothing.
+  EXPECT_EQ(judgedFigure(1, false, 1495, 0), 1495);
+  EXPECT_FALSE(judgedFigure(1, true, 1e6, 0).has_value());
+  EXPECT_EQ(judgedFigure(2, true, 10, 10), 10);
+  EXPECT_EQ(judgedFigure(8, false, 100, 175), 175);
+  // A GPU's datasheet memory bandwidth, read + write: a copy moves each byte twice.
+  Bound h100 = deviceLinesBound("NVIDIA H100 80GB HBM3", 1, 1);
+  EXPECT_DOUBLE_EQ(h100.busbw, 3350.0 / 2);  // H100 SXM: 3.35 TB/s
+  EXPECT_TRUE(h100.onAlgbw);
+  EXPECT_EQ(h100.limit, "HBM3 memory");
+  EXPECT_DOUBLE_EQ(gpuOneRankBound("NVIDIA H200").busbw, 2400);       // 4.8 TB/s
+  EXPECT_DOUBLE_EQ(gpuOneRankBound("NVIDIA H100 PCIe").busbw, 1000);  // 2 TB/s
+  EXPECT_DOUBLE_EQ(gpuOneRankBound("NVIDIA A100-SXM4-80GB").busbw, 2039.0 / 2);
+  EXPECT_DOUBLE_EQ(gpuOneRankBound("NVIDIA A100-SXM4-40GB").busbw, 1555.0 / 2);
+  for (const auto* model : {"NVIDIA H200", "NVIDIA H100 NVL", "Tesla V100-SXM2-32GB",
+                            "NVIDIA GeForce RTX 2080 Ti", "Tesla T4", "NVIDIA L40S"}) {
+    ASSERT_TRUE(gpuMemory(model).has_value()) << model;
+    EXPECT_FALSE(gpuMemory(model)->source.empty()) << model;
+  }
+  Bound unknownGpu = gpuOneRankBound("Tesla V100-SXM3-32GB-H");
+  EXPECT_FALSE(unknownGpu.known());
+  EXPECT_EQ(judge({{1 << 30, 800}}, unknownGpu).line,
+            "no bound known for this hardware (memory bandwidth of 'Tesla V100-SXM3-32GB-H' is "
+            "not in the peak model)");
+  Verdict v = judge({{512ull << 20, 1495.0}, {32ull << 20, 1286.8}}, h100);
+  EXPECT_EQ(verdictText(v),
+            "best 1495.00 GB/s algbw: normal: 89% of the HBM3 memory bound (1675.0 GB/s) at "
+            "512 MiB; expected >= 50%");
+  // One host rank: the copy rate it measured bounds algbw.
+  const auto t = load("96em64t-4n4d3ca2co-pci.xml");
+  std::vector<RankPlacement> one{placeThisRank(t, 0, "h", 0, "")};
+  Bound host = collectiveLinkBound({t}, one, Collective::kAllReduce, 7.5);
+  EXPECT_DOUBLE_EQ(host.busbw, 7.5);
+  EXPECT_TRUE(host.onAlgbw);
+  EXPECT_EQ(host.limit, "host memory");
+  EXPECT_FALSE(collectiveLinkBound({t}, one, Collective::kAllReduce, 0).known());
 }
 
 TEST(DeviceLines, SampleMachines) {
@@ -197,6 +295,18 @@ TEST(ImportedVerdicts, H100EightGpuAllreduceIsNormal) {
   EXPECT_DOUBLE_EQ(run.results.back().peakGBps.value_or(0), 450);
   EXPECT_EQ(run.results.back().peakLimit, "NVLink4 x18");
   EXPECT_NE(run.run.environmentJson.find("\"verdict\":\"normal\""), std::string::npos);
+}
+
+TEST(ImportedVerdicts, OneH100AgainstItsMemory) {
+  // This project's own one-GPU run: out of place 1495.0 GB/s algbw at 512 MiB against the H100
+  // SXM's 3.35 TB/s / 2; the in-place rows (1e+06 GB/s: nothing moves) are not judged.
+  auto run = importSample("nccltests_10_h100-1gpu-g1-allreduce-nccltests2.19.6.txt");
+  EXPECT_EQ(judgedByDeviceLines(run),
+            "verdict allreduce nccl: best 1495.00 GB/s algbw: normal: 89% of the HBM3 memory "
+            "bound (1675.0 GB/s) at 512 MiB; expected >= 50%");
+  for (const auto& r : run.results) {
+    EXPECT_EQ(r.peakGBps.has_value(), r.placement == "out") << r.sizeBytes << " " << r.placement;
+  }
 }
 
 TEST(ImportedVerdicts, RtxPcieWithoutP2pIsLow) {
