@@ -230,4 +230,22 @@ PipeIdleSplit splitPipeIdle(int stage, const std::vector<StageTimeline>& byStage
   return out;
 }
 
+WaitSplit splitWait(double wait, double scheduleIdle, double transfer, double exposed) {
+  WaitSplit out{wait, transfer, exposed};
+  const double excess = wait - std::max(scheduleIdle, 0.0);
+  if (excess <= 0) {
+    // The stage's own messages moved while the schedule had it idle anyway: they cost nothing.
+    const double hidden = std::min(-excess, transfer);
+    out.bubble += hidden;
+    out.transfer -= hidden;
+    return out;
+  }
+  out.bubble -= excess;
+  const double toTransfer =
+      transfer + exposed > 0 ? excess * transfer / (transfer + exposed) : excess;
+  out.transfer += toTransfer;
+  out.exposed += excess - toTransfer;
+  return out;
+}
+
 }  // namespace cb::proxy

@@ -72,4 +72,17 @@ struct PipeIdleSplit {
 // exchange (a prefetching stage computes meanwhile) is not idle and counts nowhere.
 PipeIdleSplit splitPipeIdle(int stage, const std::vector<StageTimeline>& byStage, int steps);
 
+// A stage's wait in one step (seconds in exchanges on a computing peer, and for the flush)
+// against the idle the schedule itself imposes with the stages' compute (Plan.h,
+// scheduleIdlePerStep, the same orders with instant transfers): the bubble is that idle, as far
+// as the stage was idle. Beyond it the stage waited on peers whose compute came late because of
+// their transfers or collectives, so the excess is added to `transfer` and `exposed` in their
+// proportion (all to transfer when both are 0). Short of it, the stage's own messages moved
+// while the schedule had it idle anyway: that much of `transfer` is bubble (as the simulation
+// counts transfer: the idle the links add over instant ones).
+struct WaitSplit {
+  double bubble = 0, transfer = 0, exposed = 0;
+};
+WaitSplit splitWait(double wait, double scheduleIdle, double transfer, double exposed);
+
 }  // namespace cb::proxy

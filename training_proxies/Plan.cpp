@@ -160,6 +160,22 @@ PipelineSim simulatePipeline(const std::vector<std::vector<PipeOp>>& orders,
   return sim;
 }
 
+std::vector<double> scheduleIdlePerStep(PpSchedule s, int m, int window,
+                                        const std::vector<double>& computePerStep) {
+  const int p = static_cast<int>(computePerStep.size());
+  std::vector<std::vector<PipeOp>> orders;
+  std::vector<double> fwd, bwd;
+  for (int st = 0; st < p; ++st) {
+    orders.push_back(pipelineOrder(s, st, p, m, s == PpSchedule::kAsync ? window : 1));
+    fwd.push_back(computePerStep[st] / (3.0 * m));
+    bwd.push_back(2 * fwd.back());
+  }
+  PipelineSim sim = simulatePipeline(orders, fwd, bwd, 0);
+  const double steps = s == PpSchedule::kAsync ? window : 1;
+  for (auto& idle : sim.idle) idle /= steps;
+  return sim.idle;
+}
+
 double idealBubble(int p, int m) { return static_cast<double>(p - 1) / (m + p - 1); }
 
 std::vector<int> stageBoundaries(const Model& m, int p, const std::vector<double>& weights) {

@@ -79,6 +79,12 @@ struct PipelineSim {
 PipelineSim simulatePipeline(const std::vector<std::vector<PipeOp>>& orders,
                              const std::vector<double>& fwd, const std::vector<double>& bwd,
                              double link);
+// The idle time per step the schedule imposes on each stage when stage s computes
+// computePerStep[s] seconds per step (m forwards and m backwards, backward = 2 x forward) and
+// transfers are instant: the schedule's bubble with the stages' own compute, balanced or not.
+// `window`: steps run back to back (kAsync), else 1. p = computePerStep.size().
+std::vector<double> scheduleIdlePerStep(PpSchedule s, int m, int window,
+                                        const std::vector<double>& computePerStep);
 // (p - 1) / (m + p - 1)
 double idealBubble(int p, int m);
 

@@ -1474,6 +1474,26 @@ ProxyRun gatherRun(Communicator& comm, const ProxyOptions& o, const Layout& layo
   const int m = microBatchesFor(o, layout0);
   if (pp > 1) {
     run.bubbleIdeal = idealBubble(pp, m);
+    // Per step, the idle the schedule imposes on each stage with the stages' measured compute
+    // (mean over a stage's ranks) and instant transfers; the asynchronous schedule over its
+    // window of steps, with the mean compute.
+    const bool async = o.schedule == PpSchedule::kAsync;
+    std::vector<std::vector<double>> perStage(steps, std::vector<double>(pp, 0));
+    std::vector<double> ranksOf(pp, 0), meanCompute(pp, 0);
+    for (int r = 0; r < n; ++r) ranksOf[layouts[r].ppIdx] += 1;
+    for (int k = 0; k < steps; ++k) {
+      for (int r = 0; r < n; ++r) {
+        const double c = at(r, 1, k) / ranksOf[layouts[r].ppIdx];
+        perStage[k][layouts[r].ppIdx] += c;
+        meanCompute[layouts[r].ppIdx] += c / steps;
+      }
+    }
+    std::vector<std::vector<double>> schedIdle(steps);
+    for (int k = 0; k < steps; ++k) {
+      schedIdle[k] =
+          async ? (k == 0 ? scheduleIdlePerStep(o.schedule, m, steps, meanCompute) : schedIdle[0])
+                : scheduleIdlePerStep(o.schedule, m, 1, perStage[k]);
+    }
     for (int st = 0; st < pp; ++st) {
       // Per step, the stage's mean over its ranks of idle and its parts, and the bubble's share
       // of the stage's compute plus bubble.
@@ -1484,12 +1504,15 @@ ProxyRun gatherRun(Communicator& comm, const ProxyOptions& o, const Layout& layo
         for (int r = 0; r < n; ++r) {
           if (layouts[r].ppIdx != st) continue;
           i += (combined[k] - at(r, 1, k)) / combined[k];
-          x += at(r, 4, k) / combined[k];
-          e += (at(r, 3, k) - at(r, 4, k)) / combined[k];
-          // A stage done before the slowest one waits for the flush: bubble as well.
-          const double wait = at(r, 5, k) + combined[k] - at(r, 0, k);
-          b += wait / combined[k];
-          sb += at(r, 1, k) + wait > 0 ? wait / (at(r, 1, k) + wait) : 0;
+          // A stage done before the slowest one waits for the flush: bubble as well. Beyond the
+          // schedule's own idle, the wait is the transfers' and collectives' that made a peer's
+          // compute late (PipeIdle.h, splitWait).
+          const WaitSplit w = splitWait(at(r, 5, k) + combined[k] - at(r, 0, k), schedIdle[k][st],
+                                        at(r, 4, k), at(r, 3, k) - at(r, 4, k));
+          x += w.transfer / combined[k];
+          e += w.exposed / combined[k];
+          b += w.bubble / combined[k];
+          sb += at(r, 1, k) + w.bubble > 0 ? w.bubble / (at(r, 1, k) + w.bubble) : 0;
           ++cnt;
         }
         idle.push_back(i / cnt);

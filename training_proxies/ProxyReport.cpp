@@ -208,9 +208,9 @@ void printProxyResult(std::FILE* out, const ProxyOptions& o, const ProxyResult& 
   }
   if (!last.bubblePerStage.empty()) {
     fmt::print(out,
-               "#\n# pipeline, per stage, % of the step: idle = bubble (waiting for the peer's "
-               "side of an exchange) + transfer (pipeline messages) + exposed collectives + other "
-               "(host gaps between ops)\n");
+               "#\n# pipeline, per stage, % of the step: idle = bubble (the idle the schedule "
+               "imposes with the stages' compute) + transfer (pipeline messages, and waits on "
+               "peers they made late) + exposed collectives + other (host gaps between ops)\n");
     fmt::print(out, "# {:>5} {:>8} {:>8} {:>9} {:>8} {:>8}\n", "stage", "idle%", "bubble%",
                "transfer%", "exposed%", "other%");
     for (size_t s = 0; s < last.bubblePerStage.size(); ++s) {

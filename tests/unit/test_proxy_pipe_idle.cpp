@@ -110,3 +110,27 @@ TEST(PipeIdle, EncodingsRoundTripAndRefuseDamage) {
     EXPECT_THROW(StageTimeline::decode(bad + "x"), InternalError);
   }
 }
+
+TEST(PipeIdle, WaitBeyondTheSchedulesIdleIsTheTransfers) {
+  // 10 ms waited where the schedule idles 6 ms: 6 ms bubble; the 4 ms beyond go to transfer and
+  // exposed in their proportion, 3 : 1.
+  WaitSplit w = splitWait(10e-3, 6e-3, 3e-3, 1e-3);
+  EXPECT_NEAR(w.bubble, 6e-3, 1e-15);
+  EXPECT_NEAR(w.transfer, 3e-3 + 3e-3, 1e-15);
+  EXPECT_NEAR(w.exposed, 1e-3 + 1e-3, 1e-15);
+  // Short of the schedule's idle by 1 ms: 1 ms of the stage's own transfer lay in the bubble.
+  w = splitWait(5e-3, 6e-3, 3e-3, 1e-3);
+  EXPECT_NEAR(w.bubble, 6e-3, 1e-15);
+  EXPECT_NEAR(w.transfer, 2e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(w.exposed, 1e-3);
+  // ... but never more than the transfer there was: idle is not invented.
+  w = splitWait(2e-3, 6e-3, 1e-3, 1e-3);
+  EXPECT_NEAR(w.bubble, 3e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(w.transfer, 0);
+  EXPECT_DOUBLE_EQ(w.exposed, 1e-3);
+  // Nothing seen of transfers or collectives: the excess is transfer (a pure pipeline's).
+  w = splitWait(8e-3, 6e-3, 0, 0);
+  EXPECT_NEAR(w.bubble, 6e-3, 1e-15);
+  EXPECT_NEAR(w.transfer, 2e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(w.exposed, 0);
+}

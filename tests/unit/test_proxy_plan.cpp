@@ -185,6 +185,25 @@ TEST(ProxyPlan, AsyncScheduleIdlesLessPerStep) {
   EXPECT_LT(async.makespan / steps, sync.makespan);
 }
 
+TEST(ProxyPlan, ScheduleIdleFromEachStagesCompute) {
+  // Balanced: 3 s of compute per step on each of 3 stages, m = 4 (f = 0.25, b = 0.5): makespan
+  // (m + p - 1)(f + b) = 4.5 s, each stage idle 1.5 s = (p-1)/(m+p-1) of it.
+  for (PpSchedule s : {PpSchedule::kGPipe, PpSchedule::k1F1B}) {
+    auto idle = scheduleIdlePerStep(s, 4, 1, {3, 3, 3});
+    ASSERT_EQ(idle.size(), 3u);
+    for (double i : idle) EXPECT_NEAR(i, 1.5, 1e-12);
+  }
+  // Unbalanced, p = 2, m = 1: stage 0 F [0,1], stage 1 F [1,3] and B [3,7], stage 0 B [7,9]:
+  // makespan 9, stage 0 idle 9 - 3 = 6, stage 1 idle 9 - 6 = 3.
+  auto idle = scheduleIdlePerStep(PpSchedule::k1F1B, 1, 1, {3, 6});
+  EXPECT_NEAR(idle[0], 6, 1e-12);
+  EXPECT_NEAR(idle[1], 3, 1e-12);
+  // Asynchronous over a window of 5 steps: the fill is paid once, less idle per step.
+  auto async = scheduleIdlePerStep(PpSchedule::kAsync, 4, 5, {3, 3, 3});
+  EXPECT_LT(async[0], 1.5);
+  EXPECT_GE(async[0], 0);
+}
+
 TEST(ProxyPlan, StageBoundariesBalanceAndCoverTheModel) {
   Model m = presetModel("gpt2-xl");
   sliceModel(m, 6);
