@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "core/Clock.h"
@@ -41,7 +42,9 @@ struct Board {
   // outlives every wait on it. Read by the watchdog only while this rank waits.
   std::atomic<const int*> members{nullptr};
   std::atomic<size_t> memberCount{0};
-  const char* lastCall = nullptr;  // the string last copied into this rank's slot (main thread)
+  // The strings copied into this rank's slot's `calls` (main thread), and the entry to reuse next.
+  const char* interned[kSlotCalls] = {};
+  int nextCall = 0;
   std::mutex mutex;
   std::condition_variable cv;
   bool stop = false;
@@ -52,12 +55,17 @@ struct Board {
 
 std::atomic<Board*> gBoard{nullptr};  // see RankBoard.h: one rank per process
 
-void writeText(RankSlot& s, char* field, size_t size, const std::string& text) {
-  s.version.fetch_add(1, std::memory_order_acq_rel);
+// A seqlock write. A slot has one writer, its rank's main thread, so the version is bumped by
+// plain stores, not locked read-modify-writes (they cost a timed 8-byte MPI_Allreduce ~20 ns when
+// BoardWait wrote a name there; docs/MEASUREMENT.md).
+void writeText(RankSlot& s, char* field, size_t size, std::string_view text) {
+  const uint32_t v = s.version.load(std::memory_order_relaxed);
+  s.version.store(v + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
   const size_t n = std::min(text.size(), size - 1);
   std::memcpy(field, text.data(), n);
   field[n] = '\0';
-  s.version.fetch_add(1, std::memory_order_release);
+  s.version.store(v + 2, std::memory_order_release);
 }
 
 // A consistent copy of a peer's texts (a seqlock read; gives up on a torn copy after a few tries).
@@ -76,9 +84,10 @@ SlotView readSlot(const RankSlot& s) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     const uint32_t before = s.version.load(std::memory_order_acquire);
     char activity[sizeof s.activity];
-    char call[sizeof s.call];
+    char call[sizeof s.calls[0]];
+    const int index = std::clamp(s.callIndex.load(std::memory_order_relaxed), 0, kSlotCalls - 1);
     std::memcpy(activity, s.activity, sizeof activity);
-    std::memcpy(call, s.call, sizeof call);
+    std::memcpy(call, s.calls[index], sizeof call);
     std::atomic_thread_fence(std::memory_order_acquire);
     if ((before & 1) == 0 && s.version.load(std::memory_order_relaxed) == before) {
       activity[sizeof activity - 1] = '\0';
@@ -273,10 +282,17 @@ BoardWait::BoardWait(const char* call, std::span<const int> members, Deadline d,
   if (!b) return;
   active_ = true;
   RankSlot& s = b->mine();
-  if (call != b->lastCall) {
-    writeText(s, s.call, sizeof s.call, call);
-    b->lastCall = call;
+  int index = -1;
+  for (int i = 0; i < kSlotCalls && index < 0; ++i) {
+    if (b->interned[i] == call) index = i;
   }
+  if (index < 0) {
+    index = b->nextCall;
+    b->nextCall = (index + 1) % kSlotCalls;
+    writeText(s, s.calls[index], sizeof s.calls[index], call);
+    b->interned[index] = call;
+  }
+  s.callIndex.store(index, std::memory_order_relaxed);
   b->members.store(members.data(), std::memory_order_relaxed);
   b->memberCount.store(members.size(), std::memory_order_relaxed);
   const bool never = d.seconds() <= 0;

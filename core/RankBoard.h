@@ -23,6 +23,8 @@
 namespace cb {
 
 // One rank's slot: fixed layout, shared between the processes of a host.
+inline constexpr int kSlotCalls = 4;
+
 struct RankSlot {
   std::atomic<int32_t> pid;
   std::atomic<int32_t> waiting;   // 1 inside a communication call
@@ -32,9 +34,14 @@ struct RankSlot {
   std::atomic<uint32_t> version;    // odd while the texts below are written
   std::atomic<double> waitSince;    // steady-clock seconds (CLOCK_MONOTONIC is host-wide)
   std::atomic<double> waitUntil;
+  // Which of `calls` names the communication call waited in (now, or last).
+  std::atomic<int32_t> callIndex;
   char host[64];
   char activity[64];  // "allreduce 32 MiB mpi"
-  char call[48];      // the communication call waited in: "barrier"
+  // The calls this rank waited in lately ("barrier", "MPI_Allreduce"), reused round robin: a wait
+  // whose name is here already stores only its index, so the loops that alternate a call and a
+  // barrier write no text inside the timed call.
+  char calls[kSlotCalls][48];
 };
 
 // Attaches this process's rank `me` of `ranks` to `slots` (ranks entries, mapped shared);
@@ -51,8 +58,9 @@ void publishIteration(int i);
 // Marks this rank as waiting in `call` among `members` (world ranks) until destroyed. `blocking`:
 // the call can't honour its deadline itself (a blocking MPI call), so the watchdog ends the
 // process with the board's line once `d` has passed. A handful of relaxed stores and no clock
-// read (the wait began d.seconds() before d.at()), so it may sit inside timed calls; `call` is
-// copied only when it is not the previous call's string.
+// read (the wait began d.seconds() before d.at()), so it may sit inside timed calls; `call` (a
+// string that outlives the process's waits: a literal) is copied only when it is not one of the
+// slot's recent calls.
 class BoardWait {
  public:
   BoardWait(const char* call, std::span<const int> members, Deadline d, bool blocking = false);

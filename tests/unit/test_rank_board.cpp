@@ -28,7 +28,8 @@ void fillSlot(RankSlot& s, int pid, bool waiting, const char* activity, int iter
   s.iterations = iterations;
   s.version = 0;
   std::strncpy(s.activity, activity, sizeof s.activity - 1);
-  std::strncpy(s.call, call, sizeof s.call - 1);
+  s.callIndex = 0;
+  std::strncpy(s.calls[0], call, sizeof s.calls[0] - 1);
 }
 
 struct Board {
@@ -105,6 +106,33 @@ TEST(RankBoard, RanksOnAnotherHostAreNamedAsNotVisible) {
   EXPECT_NE(line.find("rank 1 (there) is on another host, not visible from here"),
             std::string::npos)
       << line;
+}
+
+TEST(RankBoard, TheSlotNamesTheCallAfterManyCalls) {
+  // A call and a barrier alternate (the OSU loop), then more distinct calls than the slot keeps:
+  // the slot names each wait's own call, read the way a peer reads it.
+  Board b(2);
+  const std::vector<int> members{0, 1};
+  auto named = [&] {
+    const RankSlot& s = b.slots[0];
+    return std::string(s.calls[s.callIndex.load()]);
+  };
+  for (int i = 0; i < 3; ++i) {
+    {
+      BoardWait wait("MPI_Allreduce", members, Deadline::after(10));
+      EXPECT_EQ(named(), "MPI_Allreduce");
+    }
+    BoardWait wait("MPI_Barrier", members, Deadline::after(10));
+    EXPECT_EQ(named(), "MPI_Barrier");
+  }
+  const uint32_t version = b.slots[0].version.load();
+  { BoardWait wait("MPI_Allreduce", members, Deadline::after(10)); }
+  EXPECT_EQ(b.slots[0].version.load(), version) << "a known call's name was written again";
+  for (const char* call : {"a", "b", "c", "d", "e", "MPI_Allreduce", "c"}) {
+    BoardWait wait(call, members, Deadline::after(10));
+    EXPECT_EQ(named(), call);
+    EXPECT_EQ(b.slots[0].version.load() % 2, 0u);
+  }
 }
 
 TEST(RankBoard, WithoutABoardNothingIsReported) {
