@@ -98,6 +98,10 @@ struct ChartSpec {
   int width = 600, height = 340;
 };
 
+// The colour of a series or legend entry: ten palette colours, then hues spaced by the golden
+// angle, so every line keeps a colour of its own.
+std::string paletteColor(int index);
+
 // An <svg class="chart"> with axes, ticks, grid, and per series a <g class="series"> holding a
 // <path class="line"> and a <circle> with a <title> tooltip per point. Without any point to draw
 // it returns a <div class="nodata"> saying so instead.
