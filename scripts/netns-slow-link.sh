@@ -18,7 +18,7 @@
 #
 # DIAG ARGS default to `links --transport mpi --no-db`. With --expect the script checks the
 # verdict names exactly the throttled link (or rank) and nothing else (exit 0 yes, 1 no);
-# without a throttle it checks the verdict is healthy. Needs root and network namespaces; where
+# without a throttle it checks that nothing is suspected (healthy, or too noisy to judge). Needs root and network namespaces; where
 # they are not allowed it prints why and exits 77 (CTest's skip code). With --opt-in (how CTest
 # calls it) it also skips unless COLLBENCH_NETNS_TESTS=1: the default test run needs no
 # privileges and stays short; `COLLBENCH_NETNS_TESTS=1 ctest -L netns` runs these.
@@ -173,7 +173,11 @@ else
   want=""
 fi
 if [[ -z $want ]]; then
+  # No suspect on a healthy mesh: "healthy" (exit 0), or "too noisy to judge" (exit 3) when the
+  # schedules' figures moved more than the change diag links is asked to see (8 ranks' TCP on a
+  # 2-core VM moves them 8-25%; docs/ARCHITECTURE.md).
   [[ -z $suspects && $status -eq 0 ]] && { echo "PASS: healthy, no suspect"; exit 0; }
+  [[ -z $suspects && $status -eq 3 ]] && { echo "PASS: too noisy to judge, no suspect"; exit 0; }
   echo "FAIL: suspects on a healthy mesh (exit $status)"; exit 1
 fi
 others=$(grep -v -E "^SUSPECT $want " <<<"$suspects" || true)
