@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,7 +19,8 @@ uint64_t copyProbeBytes(int nranks) {
   return std::clamp<uint64_t>((512ull << 20) / std::max(nranks, 1), 8ull << 20, kCopyProbeBytes);
 }
 
-double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeoutSeconds) {
+double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeoutSeconds,
+                       std::vector<double>* byRank) {
   Communicator& comm = team.comm();
   const int n = comm.size();
   // Plain pages, faulted in before timing: the first touch is not what a copy costs.
@@ -44,19 +46,51 @@ double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeou
       slowest[i] = std::max(slowest[i], times[r * mine.size() + i]);
     }
   }
+  if (byRank) {
+    byRank->assign(static_cast<size_t>(n), 0);
+    for (int r = 0; r < n; ++r) {
+      auto first = times.begin() + static_cast<std::ptrdiff_t>(r * mine.size());
+      const double fastest =
+          *std::min_element(first, first + static_cast<std::ptrdiff_t>(mine.size()));
+      (*byRank)[static_cast<size_t>(r)] =
+          fastest > 0 ? static_cast<double>(bytes) / fastest / 1e9 : 0;
+    }
+  }
   // The fastest iteration: noise (other processes, a descheduled rank) only ever slows a copy,
   // and a bound is what the memory can do.
   const double t = *std::min_element(slowest.begin(), slowest.end());
   return t > 0 ? static_cast<double>(bytes) / t / 1e9 : 0;
 }
 
-double hostCopyGBps(Team& team, const std::vector<RankPlacement>& placements,
-                    double timeoutSeconds) {
+double hostCopyGBps(Team& team, const std::vector<RankPlacement>& placements, double timeoutSeconds,
+                    std::vector<double>* byRank) {
   const int n = team.size();
   for (const auto& p : placements) {
     if (!p.gpuBusId.empty() || p.host != placements.front().host) return 0;
   }
-  return measureCopyGBps(team, copyProbeBytes(n), 10, timeoutSeconds);
+  return measureCopyGBps(team, copyProbeBytes(n), 10, timeoutSeconds, byRank);
+}
+
+std::string copyByNumaLine(const std::vector<double>& byRank,
+                           const std::vector<RankPlacement>& placements) {
+  if (byRank.size() != placements.size()) return "";
+  std::map<int, std::pair<double, int>> nodes;  // node: slowest rank's rate, ranks
+  for (size_t r = 0; r < placements.size(); ++r) {
+    const int node = placements[r].numaNode;
+    if (node < 0) return "";
+    auto [it, fresh] = nodes.try_emplace(node, byRank[r], 0);
+    it->second.first = std::min(it->second.first, byRank[r]);
+    ++it->second.second;
+  }
+  if (nodes.size() < 2) return "";
+  std::string line = "# peak: host memory copy per NUMA node:";
+  bool first = true;
+  for (const auto& [node, v] : nodes) {
+    line += fmt::format("{} node {} {:.2f} GB/s ({} rank{})", first ? "" : ",", node, v.first,
+                        v.second, v.second == 1 ? "" : "s");
+    first = false;
+  }
+  return line + "\n";
 }
 
 namespace {

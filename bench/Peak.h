@@ -24,12 +24,21 @@ uint64_t copyProbeBytes(int nranks);
 // Collective: every rank memcpy's `bytes` at the same time, `iterations` times after a warm-up
 // (a barrier before each); returns the bytes one rank copied per second (GB/s) in the fastest
 // iteration (timed by its slowest rank), the same on every rank.
-double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeoutSeconds);
+// `byRank` (when given): each rank's own rate in its fastest iteration, by rank.
+double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeoutSeconds,
+                       std::vector<double>* byRank = nullptr);
 // Collective: the copy rate host ranks sharing one host are judged by (measureCopyGBps with
 // copyProbeBytes), or 0 without measuring when a rank drives a GPU or the ranks span hosts (one
 // rank is measured too: its collectives are copies). `placements`: by rank, the same on every rank.
-double hostCopyGBps(Team& team, const std::vector<RankPlacement>& placements,
-                    double timeoutSeconds);
+double hostCopyGBps(Team& team, const std::vector<RankPlacement>& placements, double timeoutSeconds,
+                    std::vector<double>* byRank = nullptr);
+
+// "# peak: host memory copy per NUMA node: node 0 4.70 GB/s (2 ranks), node 1 3.12 GB/s (2
+// ranks)\n": the slowest rank's own rate on each NUMA node the ranks' cores sit on, when they
+// sit on two or more (the bound takes the slowest rank of all: a ring passes every node); ""
+// otherwise, or when a rank's node is not known.
+std::string copyByNumaLine(const std::vector<double>& byRank,
+                           const std::vector<RankPlacement>& placements);
 
 // Sizes down, variants across: busbw and its share of the point's bound, per collective (the
 // out-of-place points, else the in-place ones); "" when no point has a bound.

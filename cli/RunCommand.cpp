@@ -239,11 +239,13 @@ RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep) {
     peaks.deviceRanks = peaks.deviceRanks || !p.gpuBusId.empty();
   }
   const int n = s.team().size();
-  const double copy = hostCopyGBps(s.team(), topo.placements, sweep.timeoutSeconds);
+  std::vector<double> byRank;
+  const double copy = hostCopyGBps(s.team(), topo.placements, sweep.timeoutSeconds, &byRank);
   if (copy > 0) {
     peaks.header += fmt::format("# peak: host memory copy {:.2f} GB/s per rank ({} copying {}{})\n",
                                 copy, n == 1 ? "one rank" : fmt::format("{} ranks", n),
                                 formatSize(copyProbeBytes(n)), n == 1 ? "" : " at once");
+    peaks.header += copyByNumaLine(byRank, topo.placements);
   }
   for (Collective c : sweep.collectives) {
     Bound b = collectiveLinkBound(topo.hosts, topo.placements, c, copy);

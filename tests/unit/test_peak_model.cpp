@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "RecordedMachines.h"
+#include "bench/Peak.h"
 #include "core/PeakModel.h"
 #include "results/import/Import.h"
 #include "results/import/ImportPeak.h"
@@ -191,6 +192,28 @@ TEST(LinkBounds, FourNodeServerHostMemory) {
   EXPECT_FALSE(collectiveLinkBound({t}, ranks, Collective::kAllReduce, 0).known());
   EXPECT_DOUBLE_EQ(pairLinkBound({t}, ranks, 0, 3, 5).busbw, 5);
   EXPECT_EQ(expectedFraction(memoryBound(Collective::kAllReduce, 4, 5)), kDefaultExpectedFraction);
+}
+
+TEST(CopyByNuma, TheSlowestRankOfEachNodeWhenRanksSpanNodes) {
+  std::vector<RankPlacement> ranks(4);
+  for (int r = 0; r < 4; ++r) {
+    ranks[r].rank = r;
+    ranks[r].numaNode = r / 2;
+  }
+  EXPECT_EQ(copyByNumaLine({4.7, 4.6, 3.1, 3.2}, ranks),
+            "# peak: host memory copy per NUMA node: node 0 4.60 GB/s (2 ranks), node 1 3.10 "
+            "GB/s (2 ranks)\n");
+  ranks[3].numaNode = 2;
+  EXPECT_EQ(copyByNumaLine({4.7, 4.6, 3.1, 3.2}, ranks),
+            "# peak: host memory copy per NUMA node: node 0 4.60 GB/s (2 ranks), node 1 3.10 "
+            "GB/s (1 rank), node 2 3.20 GB/s (1 rank)\n");
+  // One node, or a rank whose node is not known: no line (the run's one figure says it all).
+  for (auto& p : ranks) p.numaNode = 0;
+  EXPECT_EQ(copyByNumaLine({4.7, 4.6, 3.1, 3.2}, ranks), "");
+  ranks[1].numaNode = -1;
+  ranks[2].numaNode = 1;
+  EXPECT_EQ(copyByNumaLine({4.7, 4.6, 3.1, 3.2}, ranks), "");
+  EXPECT_EQ(copyByNumaLine({4.7}, ranks), "");
 }
 
 TEST(OneRank, JudgedByAlgbwAgainstTheMemory) {
