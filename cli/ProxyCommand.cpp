@@ -286,7 +286,9 @@ int doProxy(const ProxyCliOptions& c) {
     // all ranks measure together.
     const RunTopology& topo = s.topology();
     stopIfInterrupted(s.team().comm(), Deadline::after(o.timeoutSeconds));  // not after a signal
-    const double copy = hostCopyGBps(s.team(), topo.placements, o.timeoutSeconds);
+    // One rank: no call group has two ranks to bound (ProxyPeak), so nothing to measure.
+    const double copy =
+        s.team().size() > 1 ? hostCopyGBps(s.team(), topo.placements, o.timeoutSeconds) : 0;
     RunOutcome outcome;
     if (!root) return outcome;
     for (auto& run : res.runs) {

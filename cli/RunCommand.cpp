@@ -226,7 +226,7 @@ struct RunPeaks {
     auto it = bounds.find(p.coll);
     if (it == bounds.end() || !it->second.known()) return;
     // One rank in place moves nothing (core/PeakModel.h, judgedFigure).
-    if (!judgedFigure(p.nranks, p.placement == Placement::kIn, p.algbw, p.busbw)) return;
+    if (!judgedPoint(p.nranks, p.placement == Placement::kIn)) return;
     p.peak = it->second.busbw;
     p.peakLimit = it->second.limit;
   }

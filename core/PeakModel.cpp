@@ -121,9 +121,8 @@ Bound oneRankBound(double copyGBps, std::string limit, std::string basis) {
 }
 
 std::optional<double> judgedFigure(int nranks, bool inPlace, double algbw, double busbw) {
-  if (nranks != 1) return busbw;
-  if (inPlace) return std::nullopt;
-  return algbw;
+  if (!judgedPoint(nranks, inPlace)) return std::nullopt;
+  return nranks == 1 ? algbw : busbw;
 }
 
 namespace {

@@ -70,6 +70,8 @@ Bound memoryBound(Collective c, int nranks, double copyGBpsPerRank);
 // copy reads and writes each byte). In place it moves nothing and is not judged.
 Bound oneRankBound(double copyGBps, std::string limit, std::string basis);
 
+// Whether a point has a bound at all: not a one-rank collective in place, which moves nothing.
+inline bool judgedPoint(int nranks, bool inPlace) { return nranks != 1 || !inPlace; }
 // The figure a point is set against its bound: busbw; with one rank, algbw out of place and
 // nothing in place (see oneRankBound). nullopt: the point is not judged.
 std::optional<double> judgedFigure(int nranks, bool inPlace, double algbw, double busbw);

@@ -117,7 +117,8 @@ Bound sharedPcieBound(const std::vector<MachineTopology>& hosts,
     if (!h || a.gpuBusId.empty()) return unknown("no GPU ranks");
     if (auto m = gpuLinks(a.gpuModel)) genOf[h] = std::string(m->pcie);
     if (!a.nvlinkFabric.empty() || !a.nvlinkPeers.empty()) nvlinkHosts.insert(h);
-    for (int node : nodesAbove(*h, a)) loads[{h, node}].below++;
+    const std::vector<int> up = nodesAbove(*h, a);
+    for (int node : up) loads[{h, node}].below++;
     if (c == Collective::kAllToAll) continue;
     const int next = (r + 1) % n;
     const RankPlacement& b = placements[next];
@@ -126,7 +127,7 @@ Bound sharedPcieBound(const std::vector<MachineTopology>& hosts,
     if (cls == LinkClass::kNvlink || cls == LinkClass::kNetwork) continue;
     auto model = gpuLinks(a.gpuModel);
     const bool p2p = !model || model->p2p;
-    auto up = nodesAbove(*h, a), down = nodesAbove(*h, b);
+    const std::vector<int> down = nodesAbove(*h, b);
     // The nearest node above both (none without peer-to-peer: the data passes host memory).
     int common = -1;
     for (int x : up) {

@@ -52,8 +52,7 @@ void judgeImportedRun(ImportedRun& run, const std::function<Bound(const std::str
       if (r.collective != c) continue;
       if (variant.empty()) variant = r.variant;
       // One rank: algbw out of place, nothing in place (core/PeakModel.h, judgedFigure).
-      const bool movesNothing = r.nranks.value_or(0) == 1 && r.placement == "in";
-      if (b.known() && !movesNothing) {
+      if (b.known() && judgedPoint(r.nranks.value_or(0), r.placement == "in")) {
         r.peakGBps = b.busbw;
         r.peakLimit = b.limit;
       }

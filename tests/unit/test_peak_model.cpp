@@ -38,7 +38,9 @@ TEST(PeakTable, EveryRowHasASource) {
   for (const auto& row : peakTable()) {
     EXPECT_GT(row.unitGBps, 0) << row.id;
     EXPECT_FALSE(row.source.empty()) << row.id;
-    if (row.typical > 0) EXPECT_FALSE(row.typicalSource.empty()) << row.id;
+    if (row.typical > 0) {
+      EXPECT_FALSE(row.typicalSource.empty()) << row.id;
+    }
   }
   EXPECT_DOUBLE_EQ(findLinkPeak("nvlink4")->unitGBps, 25);  // 18 links: 450 GB/s per direction
   EXPECT_DOUBLE_EQ(findLinkPeak("ib-hdr")->unitGBps, 25);   // 200 Gb/s
