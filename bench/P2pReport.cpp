@@ -7,6 +7,8 @@
 #include <cmath>
 #include <optional>
 
+#include "core/Stats.h"
+
 namespace cb {
 namespace {
 
@@ -34,13 +36,6 @@ std::string definition(P2pTest t, int window) {
       return fmt::format("windows of {} sends both ways at once; 1 GB/s = 1e9 B/s", window);
   }
   return "";
-}
-
-// Median of values (the "typical link" the slowest one is compared with).
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace
@@ -169,7 +164,7 @@ std::string p2pMatrix(std::span<const P2pPoint> points, int nranks, uint64_t byt
     });
     std::vector<double> values;
     for (const auto& l : links) values.push_back(l.second);
-    double mid = median(values);
+    double mid = medianOf(values);
     double ratio = lower ? worst->second / mid : mid / worst->second;
     out +=
         fmt::format("# slowest link over {}: {}-{} at {} {} ({:.2f}x the median link, {} {})\n", t,

@@ -8,8 +8,9 @@
 #include <cstdlib>
 #include <memory>
 
+#include "adapters/ComparisonReport.h"
 #include "cli/Command.h"
-#include "cli/ComparisonReport.h"
+#include "cli/CompareFlags.h"
 #include "results/Store.h"
 
 namespace cb::cli {

@@ -14,8 +14,9 @@
 #include <set>
 #include <tuple>
 
+#include "adapters/ComparisonReport.h"
 #include "cli/Command.h"
-#include "cli/ComparisonReport.h"
+#include "cli/CompareFlags.h"
 #include "core/Error.h"
 #include "core/OutputFile.h"
 #include "results/Store.h"

@@ -11,8 +11,8 @@
 #include <set>
 #include <tuple>
 
+#include "adapters/TextTable.h"
 #include "cli/Command.h"
-#include "cli/TextTable.h"
 #include "core/Error.h"
 #include "results/Compare.h"
 #include "results/Store.h"

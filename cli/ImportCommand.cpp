@@ -16,8 +16,8 @@
 #include <optional>
 #include <vector>
 
+#include "adapters/PeakJudge.h"
 #include "cli/Command.h"
-#include "cli/PeakJudge.h"
 #include "core/Collective.h"
 #include "core/DataType.h"
 #include "core/Error.h"

@@ -10,12 +10,12 @@
 #include <memory>
 #include <tuple>
 
+#include "adapters/SweepRecords.h"
 #include "bench/P2p.h"
 #include "bench/P2pReport.h"
 #include "bench/Peak.h"
 #include "cli/Command.h"
-#include "cli/PlacementOptions.h"
-#include "cli/RunContext.h"
+#include "cli/MeasureOptions.h"
 #include "cli/Validate.h"
 #include "core/Error.h"
 #include "core/Size.h"
@@ -35,12 +35,7 @@ struct P2pCliOptions {
   bool allPairs = false;
   std::string matrixSize;
   std::string stat = "median";
-  double timeout = 300;
-  std::string db = "collbench.db";
-  bool noDb = false;
-  std::string label;
-  WorldOptions world;
-  bool strict = false;
+  MeasureOptions measure;  // -T, --db, --no-db, --label, --np, --bind, --strict
 };
 
 P2pOptions toP2p(const P2pCliOptions& c) {
@@ -53,7 +48,7 @@ P2pOptions toP2p(const P2pCliOptions& c) {
   o.window = c.window;
   checkListElements(c.transport, "--transport");
   o.transports = parseP2pTransports(c.transport);
-  o.timeoutSeconds = c.timeout;
+  o.timeoutSeconds = c.measure.timeout;
   o.statistic = parseStatistic(c.stat);
   if (c.iters != -1 && c.iters < 1) {
     throw UsageError(
@@ -66,10 +61,10 @@ P2pOptions toP2p(const P2pCliOptions& c) {
     throw UsageError(fmt::format("minimum size {} is larger than maximum size {} (-b > -e)",
                                  o.minBytes, o.maxBytes));
   }
-  checkTimeout(c.timeout, "-T");
+  checkTimeout(c.measure.timeout, "-T");
   checkRange(c.stepFactor, "-f", 1, 1 << 20);
-  checkDbPath(c.db, c.noDb);
-  checkLabel(c.label);
+  checkDbPath(c.measure.db, c.measure.noDb);
+  checkLabel(c.measure.label);
   if (!c.pair.empty() && c.allPairs) throw UsageError("--pair and --all-pairs exclude each other");
   if (!c.pair.empty()) o.pairs = {parseRankPair(c.pair)};
   return o;
@@ -181,8 +176,7 @@ void printDescription(std::FILE* out, const P2pOptions& o, bool allPairs, uint64
 int doP2p(const P2pCliOptions& c) {
   P2pOptions o = toP2p(c);  // bad input fails here, before any rank starts
   const uint64_t matrix = matrixBytes(c, o);
-  SessionOptions session = sessionOptions(c.label, c.db, c.noDb, c.timeout, c.world);
-  session.strict = c.strict;
+  SessionOptions session = c.measure.session();
   return runMeasuringCommand(session, [&](RunSession& s) {
     P2pOptions mine = o;
     if (c.allPairs) mine.pairs = allRankPairs(s.team().size());
@@ -260,14 +254,8 @@ void setupP2pCommand(CLI::App& app, Action& action) {
                   "Size of the --all-pairs matrix (default: 8 B for latency, 1M for bandwidth)");
   sub->add_option("--stat", o->stat, "Statistic over iterations: median mean min max p99")
       ->capture_default_str();
-  sub->add_option("-T,--timeout", o->timeout, "Deadline in seconds for any single exchange")
-      ->capture_default_str();
-  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
-  sub->add_flag("--no-db", o->noDb, "Do not store the run");
-  sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
-  sub->add_option("--np", o->world.np,
-                  "Ranks of the local world (threads; default: cores, at least 2)");
-  addPlacementOptions(sub, o->world, o->strict);
+  addMeasureOptions(sub, o->measure, "exchange",
+                    "Ranks of the local world (threads; default: cores, at least 2)");
   sub->callback([o, &action] { action = [o] { return doP2p(*o); }; });
 }
 

@@ -11,10 +11,10 @@
 #include <memory>
 #include <optional>
 
+#include "adapters/SweepRecords.h"
 #include "bench/Peak.h"
 #include "cli/Command.h"
-#include "cli/PlacementOptions.h"
-#include "cli/RunContext.h"
+#include "cli/MeasureOptions.h"
 #include "cli/Validate.h"
 #include "collectives/transport/Transports.h"
 #include "core/Error.h"
@@ -57,7 +57,6 @@ struct ProxyCliOptions {
   double memGbps = 2000;
   std::string stageWeights;
   int steps = 10, warmup = 2, check = 1;
-  double timeout = 300;
   std::string algo, transport;
   std::string scaling = "none";
   int predictTo = 0;
@@ -65,11 +64,7 @@ struct ProxyCliOptions {
   int predictRanksPerNode = 0;
   double interNodeUs = 0, interNodeGbps = 0;
   std::string json;
-  std::string db = "collbench.db";
-  bool noDb = false;
-  std::string label;
-  WorldOptions world;
-  bool strict = false;
+  MeasureOptions measure;  // -T, --db, --no-db, --label, --np, --bind, --strict
 };
 
 std::vector<std::string> splitComma(const std::string& s) {
@@ -175,11 +170,11 @@ ProxyOptions toOptions(const ProxyCliOptions& c) {
   if (c.steps < 1) throw UsageError(fmt::format("--steps {} must be at least 1", c.steps));
   if (c.warmup < 0) throw UsageError("--warmup must not be negative");
   if (c.check < 0) throw UsageError("-c must not be negative");
-  checkTimeout(c.timeout, "-T");
+  checkTimeout(c.measure.timeout, "-T");
   o.steps = c.steps;
   o.warmup = c.warmup;
   o.checkRounds = c.check;
-  o.timeoutSeconds = c.timeout;
+  o.timeoutSeconds = c.measure.timeout;
   o.algo = c.algo;
   if (!c.transport.empty()) {
     auto names = transportNames();
@@ -189,7 +184,7 @@ ProxyOptions toOptions(const ProxyCliOptions& c) {
     }
   }
   o.variant.schedule.transport = c.transport;
-  o.variant.prepareTimeoutSeconds = c.timeout;
+  o.variant.prepareTimeoutSeconds = c.measure.timeout;
   o.scaling = parseScalingKind(c.scaling);
   if (c.predictTo < 0) throw UsageError("--predict-to must not be negative");
   if ((c.predictTo > 0 || c.extrapolate) && o.scaling == ScalingKind::kNone) {
@@ -257,16 +252,10 @@ ResultRecord stepRecord(const ProxyOptions& o, const ProxyResult& r, const Proxy
 
 int doProxy(const ProxyCliOptions& c) {
   ProxyOptions o = toOptions(c);  // bad input fails here, before any rank starts
-  checkDbPath(c.db, c.noDb);
-  checkLabel(c.label);
+  checkDbPath(c.measure.db, c.measure.noDb);
+  checkLabel(c.measure.label);
   if (!c.json.empty()) checkOutputPath(c.json, "--json");
-  SessionOptions session;
-  session.label = c.label;
-  session.commandLine = commandLine();
-  session.dbPath = c.noDb ? "" : c.db;
-  session.transports.setupSeconds = c.timeout;
-  session.world = c.world;
-  session.strict = c.strict;
+  const SessionOptions session = c.measure.session();
   return runMeasuringCommand(session, [&](RunSession& s) {
     // Checks that need the world size; every rank fails alike (rank 0 prints the one line).
     validateProxy(o, s.team().size());
@@ -391,8 +380,6 @@ void setupProxyCommand(CLI::App& app, Action& action) {
   sub->add_option("-w,--warmup", o->warmup, "Warm-up steps")->capture_default_str();
   sub->add_option("-c,--check", o->check, "Verify every call once after timing (0: no)")
       ->capture_default_str();
-  sub->add_option("-T,--timeout", o->timeout, "Deadline in seconds for any single wait")
-      ->capture_default_str();
   sub->add_option("--algo", o->algo,
                   "Variant of the collectives (default: mpi under MPI, ring in the local world)");
   sub->add_option("--transport", o->transport, "Transport of hand-written variants and PP/PS");
@@ -411,12 +398,8 @@ void setupProxyCommand(CLI::App& app, Action& action) {
   sub->add_option("--inter-node-us", o->interNodeUs,
                   "Predictions across nodes: inter-node latency per message, us");
   sub->add_option("--json", o->json, "Write metrics, calls, timeline and scaling to this file");
-  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
-  sub->add_flag("--no-db", o->noDb, "Do not store the run");
-  sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
-  sub->add_option("--np", o->world.np,
-                  "Ranks of the local world (threads; default: cores, at least 2)");
-  addPlacementOptions(sub, o->world, o->strict);
+  addMeasureOptions(sub, o->measure, "wait",
+                    "Ranks of the local world (threads; default: cores, at least 2)");
   sub->callback([o, &action] { action = [o] { return doProxy(*o); }; });
 }
 

@@ -12,10 +12,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "adapters/SweepRecords.h"
 #include "bench/MemoryFit.h"
 #include "cli/Command.h"
-#include "cli/PlacementOptions.h"
-#include "cli/RunContext.h"
+#include "cli/MeasureOptions.h"
 #include "cli/Validate.h"
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Error.h"
@@ -41,15 +41,10 @@ struct ReplayCliOptions {
   std::string gaps = "none";
   bool dryRun = false, allRanks = false, sync = false;
   int iters = 5, warmup = 1, check = 1;
-  double timeout = 300;
   std::string algo, transport;
   std::string stat = "median";
   std::string json;
-  std::string db = "collbench.db";
-  bool noDb = false;
-  std::string label;
-  WorldOptions world;
-  bool strict = false;
+  MeasureOptions measure;  // -T, --db, --no-db, --label, --np, --bind, --strict
 };
 
 double gapScale(const std::string& g) {
@@ -188,23 +183,23 @@ int doReplay(const ReplayCliOptions& c) {
   if (c.ranks < 0) throw UsageError("--ranks must be positive");
   if (c.iters < 1) throw UsageError("--iters must be at least 1");
   if (c.warmup < 0 || c.check < 0) throw UsageError("-w and -c must not be negative");
-  checkTimeout(c.timeout, "-T");
+  checkTimeout(c.measure.timeout, "-T");
   ReplayOptions ro;
   ro.gapScale = gapScale(c.gaps);
   ro.iterations = c.iters;
   ro.warmup = c.warmup;
   ro.checkRounds = c.check;
-  ro.timeoutSeconds = c.timeout;
+  ro.timeoutSeconds = c.measure.timeout;
   ro.syncOps = c.sync;
   ro.variant.schedule.transport = c.transport;
-  ro.variant.prepareTimeoutSeconds = c.timeout;
+  ro.variant.prepareTimeoutSeconds = c.measure.timeout;
   if (!c.transport.empty()) checkTransportName(c.transport);
   const Statistic stat = parseStatistic(c.stat);
   const bool mpi = launchedByMpiLauncher();
   ro.algos = splitList(c.algo.empty() ? (mpi ? "mpi" : "ring,binomial") : c.algo);
   if (!c.dryRun) {
-    checkDbPath(c.db, c.noDb);
-    checkLabel(c.label);
+    checkDbPath(c.measure.db, c.measure.noDb);
+    checkLabel(c.measure.label);
     if (!c.json.empty()) checkOutputPath(c.json, "--json");
   }
   // Read every trace once, before the world starts. Under MPI a bad trace is reported by rank 0
@@ -219,7 +214,7 @@ int doReplay(const ReplayCliOptions& c) {
   }
   if (c.dryRun) {
     if (loadError) std::rethrow_exception(loadError);  // no world: one process reports
-    int world = c.ranks > 0 ? c.ranks : c.world.np != kNpNotGiven ? c.world.np : 0;
+    int world = c.ranks > 0 ? c.ranks : c.measure.world.np != kNpNotGiven ? c.measure.world.np : 0;
     if (world == 0) world = naturalWorldSize(loaded);
     if (world == 0) throw UsageError("the trace does not say its world size: give --np N");
     fitToWorld(loaded, world, c.ranks, c.scaleSize);
@@ -229,9 +224,8 @@ int doReplay(const ReplayCliOptions& c) {
     printOpTable(stdout, loaded, c.allRanks);
     return 0;
   }
-  SessionOptions session = sessionOptions(c.label, c.db, c.noDb, c.timeout, c.world);
-  session.strict = c.strict;
-  if (!mpi && c.world.np == kNpNotGiven) {
+  SessionOptions session = c.measure.session();
+  if (!mpi && c.measure.world.np == kNpNotGiven) {
     // The local world takes the trace's ranks unless told otherwise.
     const int n = c.ranks > 0 ? c.ranks : naturalWorldSize(loaded);
     if (n == 0) throw UsageError("the trace does not say its world size: give --np N");
@@ -241,7 +235,7 @@ int doReplay(const ReplayCliOptions& c) {
     if (loadError) std::rethrow_exception(loadError);
     TraceSet set = loaded;
     fitToWorld(set, s.team().size(), c.ranks, c.scaleSize);  // every rank alike
-    checkReplayMemory(s.team(), set, c.timeout);
+    checkReplayMemory(s.team(), set, c.measure.timeout);
     ReplayEngine engine(s.team(), set, ro);  // prepares: before the run begins
     s.beginRun();
     const bool root = s.root();
@@ -344,8 +338,6 @@ void setupReplayCommand(CLI::App& app, Action& action) {
   sub->add_option("-w,--warmup", o->warmup, "Warm-up replays")->capture_default_str();
   sub->add_option("-c,--check", o->check, "Verify every op once after timing (0: no)")
       ->capture_default_str();
-  sub->add_option("-T,--timeout", o->timeout, "Deadline in seconds for any single wait")
-      ->capture_default_str();
   sub->add_option("--algo", o->algo,
                   "Variants, first match per collective (default: mpi under MPI, ring,binomial "
                   "in the local world); all_to_allv and send/recv go pairwise over --transport");
@@ -353,12 +345,8 @@ void setupReplayCommand(CLI::App& app, Action& action) {
                   "Transport of hand-written variants and pairwise exchanges (default: fastest)");
   sub->add_option("--stat", o->stat, "Statistic: median mean min max p99")->capture_default_str();
   sub->add_option("--json", o->json, "Also write the summary (rows, timeline) to this file");
-  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
-  sub->add_flag("--no-db", o->noDb, "Do not store the run");
-  sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
-  sub->add_option("--np", o->world.np,
-                  "Ranks of the local world (threads; default: the trace's ranks)");
-  addPlacementOptions(sub, o->world, o->strict);
+  addMeasureOptions(sub, o->measure, "wait",
+                    "Ranks of the local world (threads; default: the trace's ranks)");
   sub->callback([o, &action] { action = [o] { return doReplay(*o); }; });
 }
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "adapters/ComparisonReport.h"
+#include "adapters/RunResolution.h"
 #include "cli/Command.h"
-#include "cli/ComparisonReport.h"
-#include "cli/RunRef.h"
 #include "core/Error.h"
 #include "core/OutputFile.h"
 #include "core/Size.h"

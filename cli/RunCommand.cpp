@@ -9,14 +9,14 @@
 #include <map>
 #include <memory>
 
+#include "adapters/SweepRecords.h"
 #include "bench/Peak.h"
 #include "bench/Report.h"
 #include "bench/Sweep.h"
 #include "bench/TimingLoops.h"
 #include "cli/Command.h"
-#include "cli/PlacementOptions.h"
+#include "cli/MeasureOptions.h"
 #include "cli/Progress.h"
-#include "cli/RunContext.h"
 #include "cli/Validate.h"
 #include "collectives/mpi/MpiWorld.h"
 #include "collectives/transport/ShmTransport.h"
@@ -41,7 +41,6 @@ struct RunOptions {
   std::string stepBytes;
   int iters = 20, warmup = 5, check = 1, cycles = 1, root = 0;
   int average = -1;  // -1: the timing mode's (timingDefaults)
-  double timeout = 300;
   std::string dtype = "float", op = "sum";
   std::string stat;    // "": the timing mode's
   std::string timing;  // "": nccl-tests with --format nccl-tests, else per-call
@@ -56,18 +55,14 @@ struct RunOptions {
   std::string sideMetric = "busbw";
   std::string sideBaseline;
   std::string json, csv;
-  std::string db = "collbench.db";
-  bool noDb = false;
-  std::string label;
   std::string injectDelay;
   int blocking = 0, graph = 0, registration = 0;
   bool reference = false;
   std::string ncclAlgo, ncclProto;
   bool ncclChoice = false;
-  WorldOptions world;
-  bool strict = false;
   bool expect = false;
   double expectFraction = 0;  // 0: the peak model's per link class
+  MeasureOptions measure;     // -T, --db, --no-db, --label, --np, --bind, --strict
 };
 
 // --zero-copy: a size, or off (never).
@@ -102,7 +97,7 @@ SweepOptions toSweep(const RunOptions& o) {
   s.warmup = o.warmup;
   s.checkRounds = o.check;
   s.cycles = o.cycles;
-  s.timeoutSeconds = o.timeout;
+  s.timeoutSeconds = o.measure.timeout;
   s.timeBudgetSeconds = o.timeBudget.empty() ? 0 : parseDurationSeconds(o.timeBudget);
   if (!o.timeBudget.empty()) checkRange(s.timeBudgetSeconds, "--time-budget (s)", 1e-6, 3600);
   s.timing = parseTimingMode(o.timing.empty() && o.format == "nccl-tests" ? "nccl-tests"
@@ -135,7 +130,7 @@ SweepOptions toSweep(const RunOptions& o) {
   s.variantOptions.gpu.blockingWait = o.blocking;
   s.variantOptions.gpu.graphLaunches = o.graph;
   s.variantOptions.gpu.bufferRegistration = o.registration;
-  s.variantOptions.prepareTimeoutSeconds = o.timeout;
+  s.variantOptions.prepareTimeoutSeconds = o.measure.timeout;
   if (o.blocking < 0 || o.blocking > 1) throw UsageError("-z takes 0 or 1");
   if (o.graph < 0) throw UsageError("-G must not be negative");
   if (o.registration < 0 || o.registration > 2) throw UsageError("-R takes 0, 1 or 2");
@@ -283,7 +278,8 @@ int doRun(const RunOptions& o) {
     throw UsageError(fmt::format("--expect-fraction {} is not a share of the bound in (0, 2]",
                                  o.expectFraction));
   }
-  checkRunInputs(sweep, !o.stepBytes.empty(), o.ranksPerNode, o.db, o.noDb, o.label);
+  checkRunInputs(sweep, !o.stepBytes.empty(), o.ranksPerNode, o.measure.db, o.measure.noDb,
+                 o.measure.label);
   parseSideMetric(o.sideMetric);
   if (!o.json.empty()) checkOutputPath(o.json, "--json");
   if (!o.csv.empty()) checkOutputPath(o.csv, "--csv");
@@ -322,14 +318,13 @@ int doRun(const RunOptions& o) {
     throw EnvironmentError("--nccl-choice needs the GPU path, which is not in this build");
 #endif
   }
-  WorldOptions world = o.world;
-  if (world.np == kNpNotGiven && !launchedByMpiLauncher() && onlyGpuVariants(sweep, registry)) {
+  SessionOptions session = o.measure.session();
+  if (session.world.np == kNpNotGiven && !launchedByMpiLauncher() &&
+      onlyGpuVariants(sweep, registry)) {
     // Without a GPU the default stays, and the variants report the no-device line.
-    if (int gpus = visibleGpuCount(); gpus > 0) world.np = gpus;
+    if (int gpus = visibleGpuCount(); gpus > 0) session.world.np = gpus;
   }
-  SessionOptions session = sessionOptions(o.label, o.db, o.noDb, o.timeout, world);
   session.transports.shmZeroCopyBytes = zeroCopy;
-  session.strict = o.strict;
   return runMeasuringCommand(session, [&](RunSession& s) {
     validateSweep(s.team(), sweep);  // before the run is begun in the database
     checkInjectDelayTarget(s.team(), sweep);
@@ -415,8 +410,6 @@ void setupRunCommand(CLI::App& app, Action& action) {
   sub->add_option("-r,--root", o->root, "Root rank of broadcast and reduce")->capture_default_str();
   sub->add_option("-N,--run_cycles", o->cycles, "Repeat the whole sweep N times")
       ->capture_default_str();
-  sub->add_option("-T,--timeout", o->timeout, "Deadline in seconds for any single wait")
-      ->capture_default_str();
   sub->add_option("-a,--average", o->average,
                   "How rank times combine per iteration: 0 rank 0, 1 avg, 2 min, 3 max (default: "
                   "3 with --timing per-call, 1 otherwise, as nccl-tests, OSU and IMB average)");
@@ -453,9 +446,6 @@ void setupRunCommand(CLI::App& app, Action& action) {
                   "mpi when it runs)");
   sub->add_option("--json", o->json, "Also write everything measured to this JSON file");
   sub->add_option("--csv", o->csv, "Also write one row per point to this CSV file");
-  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
-  sub->add_flag("--no-db", o->noDb, "Do not store the run");
-  sub->add_option("--label", o->label, "Label stored with the run (for history and gates)");
   sub->add_flag("--reference", o->reference,
                 "Also measure memcpy on every rank at once at each size (column 'memcpy'; busbw = "
                 "aggregate copy bandwidth): the hardware limit to compare with");
@@ -481,11 +471,9 @@ void setupRunCommand(CLI::App& app, Action& action) {
   sub->add_flag("--nccl-choice", o->ncclChoice,
                 "GPU: record in each NCCL point's message the algorithm/protocol NCCL ran (from "
                 "NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=TUNING; rank 0 logs a line per call)");
-  sub->add_option(
-      "--np", o->world.np,
-      "Ranks of the local world (threads; default: cores, at least 2; one per visible GPU "
-      "when only GPU variants are named)");
-  addPlacementOptions(sub, o->world, o->strict);
+  addMeasureOptions(sub, o->measure, "wait",
+                    "Ranks of the local world (threads; default: cores, at least 2; one per "
+                    "visible GPU when only GPU variants are named)");
   sub->add_flag("--expect", o->expect,
                 "Acceptance test: exit 1 when a collective's best busbw (sizes from 16 MiB) is "
                 "below the expected share of its hardware bound (docs/PEAK.md)");

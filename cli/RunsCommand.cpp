@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "adapters/TextTable.h"
 #include "cli/Command.h"
-#include "cli/TextTable.h"
 #include "core/Error.h"
 #include "core/Text.h"
 #include "results/Store.h"

@@ -11,12 +11,12 @@
 #include <optional>
 #include <string>
 
+#include "adapters/PeakJudge.h"
+#include "adapters/RunResolution.h"
+#include "adapters/TextTable.h"
 #include "bench/Report.h"
 #include "bench/Sweep.h"
 #include "cli/Command.h"
-#include "cli/PeakJudge.h"
-#include "cli/RunRef.h"
-#include "cli/TextTable.h"
 #include "core/Error.h"
 #include "core/PeakModel.h"
 #include "results/Store.h"

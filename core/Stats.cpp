@@ -28,6 +28,8 @@ double percentile(std::span<const double> samples, double q) {
   return sortedPercentile(v, q);
 }
 
+double medianOf(std::span<const double> samples) { return percentile(samples, 0.5); }
+
 Summary summarize(std::span<const double> samples) {
   Summary s;
   s.n = samples.size();

@@ -16,6 +16,8 @@ struct Summary {
 Summary summarize(std::span<const double> samples);
 // q in [0, 1].
 double percentile(std::span<const double> samples, double q);
+// The median (0 for no samples): the one median every layer uses.
+double medianOf(std::span<const double> samples);
 
 enum class Statistic : uint8_t { kMedian, kMean, kMin, kMax, kP99 };
 Statistic parseStatistic(std::string_view s);  // median|mean|avg|min|max|p99; UsageError

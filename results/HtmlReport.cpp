@@ -9,7 +9,7 @@
 #include <set>
 #include <tuple>
 
-#include "results/DiagReport.h"
+#include "results/DiagRecords.h"
 #include "results/TopologyHtml.h"
 
 namespace cb {
@@ -421,7 +421,7 @@ std::string runSection(const ReportRun& rr, Palette& palette) {
   }
   if (rr.proxyJson) out += renderProxyDetail(*rr.proxyJson);
   if (rr.replayJson) out += renderReplayDetail(*rr.replayJson);
-  // Diagnosis results are a link matrix, drawn as a heat map (results/DiagReport), not by size.
+  // Diagnosis results are a link matrix, drawn as a heat map (results/DiagRecords), not by size.
   out += diagHtmlSection(rr.results);
   std::vector<ResultRecord> bySize;
   std::copy_if(rr.results.begin(), rr.results.end(), std::back_inserter(bySize),

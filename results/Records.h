@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/Stats.h"
+
 namespace cb {
 
 enum class RunStatus : uint8_t { kRunning, kOk, kFailed, kInterrupted };
@@ -73,5 +75,11 @@ struct ResultRecord {
   std::vector<double> samplesUs;
   std::vector<double> rankSamplesUs;
 };
+
+// The timing part of a record (seconds in, microseconds stored), shared by every measurement:
+// what was not measured stays unset (stored NULL).
+void setTiming(ResultRecord& r, const Summary& summary, double timeSeconds, int iterations,
+               Statistic statistic, const std::vector<double>& samples,
+               const std::vector<double>& rankSamples);
 
 }  // namespace cb

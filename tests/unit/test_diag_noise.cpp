@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "core/Diagnosis.h"
+#include "diagnosis/Diagnosis.h"
 
 namespace cb {
 namespace {

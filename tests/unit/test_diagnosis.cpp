@@ -12,14 +12,14 @@
 #include <set>
 #include <sstream>
 
-#include "bench/DiagLinks.h"
 #include "collectives/Team.h"
 #include "collectives/transport/InjectTransport.h"
 #include "collectives/transport/LocalWorld.h"
 #include "collectives/transport/Transports.h"
-#include "core/Diagnosis.h"
 #include "core/Error.h"
-#include "results/DiagReport.h"
+#include "diagnosis/DiagLinks.h"
+#include "diagnosis/DiagReport.h"
+#include "diagnosis/Diagnosis.h"
 #include "results/import/Import.h"
 
 namespace cb {

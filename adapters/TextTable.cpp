@@ -1,5 +1,5 @@
 // Column-aligned text tables (see TextTable.h).
-#include "cli/TextTable.h"
+#include "adapters/TextTable.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "core/Error.h"
 #include "core/Text.h"
 
-namespace cb::cli {
+namespace cb {
 
 void TextTable::addRow(std::vector<std::string> cells) {
   if (cells.size() > columns_.size()) {
@@ -48,4 +48,4 @@ std::string TextTable::render(const std::string& titlePrefix) const {
   return out;
 }
 
-}  // namespace cb::cli
+}  // namespace cb

@@ -4,13 +4,13 @@
 
 #include <string>
 
-#include "bench/DiagLinks.h"
+#include "diagnosis/DiagLinks.h"
 #include "results/Store.h"
 #include "results/import/Import.h"
 #include "topology/Placement.h"
 #include "topology/Topology.h"
 
-namespace cb::cli {
+namespace cb {
 
 // An hwloc XML export or a collbench topology JSON (`topo --json`: its first host); UsageError
 // naming the file when it is neither.
@@ -31,4 +31,4 @@ std::string storedVerdictLines(const Store& store, const RunRecord& run);
 std::string linksBelowBound(const std::vector<LinkSample>& links, const RunTopology& topology,
                             double linkRateGbps);
 
-}  // namespace cb::cli
+}  // namespace cb

@@ -1,4 +1,5 @@
-// How commands name a stored run on the command line: a positive id, or "last"/"latest".
+// How commands name a stored run on the command line, resolved against the store: a positive id,
+// or "last"/"latest" (show, export, report). The sides of compare and gate: CompareSides.h.
 #pragma once
 
 #include <cstdint>
@@ -6,9 +7,9 @@
 
 #include "results/Store.h"
 
-namespace cb::cli {
+namespace cb {
 
 // Throws UsageError for anything else, or "last" on an empty database (`db` names it).
 int64_t resolveRun(const Store& store, const std::string& text, const std::string& db);
 
-}  // namespace cb::cli
+}  // namespace cb

@@ -2,8 +2,8 @@
 // `iterations` times in each direction of the ring (alternating), each after a barrier (outside
 // the timer, as the engine does); each rank records when its first message of the call was
 // posted (arrival: a rank slow before it talks arrives late) and when its call returned (finish).
-// core/Diagnosis.h judges them: which rank arrives last, how often, by how much; and, from where
-// the late finishers of the two directions sit, which rank sends or receives slowly, or which
+// diagnosis/Diagnosis.h judges them: which rank arrives last, how often, by how much; and, from
+// where the late finishers of the two directions sit, which rank sends or receives slowly, or which
 // link is slow.
 //
 // The arrival is seen by a thin timestamping decorator under whatever transport the caller
@@ -16,8 +16,8 @@
 
 #include "collectives/Team.h"
 #include "core/Communicator.h"
-#include "core/Diagnosis.h"
 #include "core/Transport.h"
+#include "diagnosis/Diagnosis.h"
 
 namespace cb {
 

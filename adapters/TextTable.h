@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace cb::cli {
+namespace cb {
 
 class TextTable {
  public:
@@ -28,4 +28,4 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-}  // namespace cb::cli
+}  // namespace cb

@@ -1,4 +1,4 @@
-#include "bench/DiagBisect.h"
+#include "diagnosis/DiagBisect.h"
 
 #include <fmt/format.h>
 

@@ -1,26 +1,19 @@
-// How diagnosis results read and are kept: the text heat map and verdict lines printed by
-// `collbench diag`, CSV and JSON of a link matrix, the store records of its links, the HTML heat
-// map drawn for them in `collbench report`, and the link matrix built from imported pairwise logs
-// (`diag logs`). Pure functions over core/Diagnosis.h verdicts and result records.
-//
-// Stored form: one ResultRecord per link and metric, collective "diag-<metric>" ("diag-bibw",
-// "diag-latency"; from logs "diag-<collective>"), variant "<source>@<A>,<B>" (source: the
-// transport, or "nccl-tests"), busbw = the link's bandwidth (GB/s) or timeUs = its latency, and a
-// message beginning "suspect" for links the verdict names (or whose rank or host it names).
+// How diagnosis results read: the text heat map and verdict lines printed by `collbench diag`,
+// CSV and JSON of a link matrix, the message stored with each link, and the link matrix built
+// from imported pairwise logs (`diag logs`). Pure functions over diagnosis/Diagnosis.h verdicts.
+// The stored form and its HTML heat map are results/DiagRecords.h.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "core/Diagnosis.h"
+#include "diagnosis/Diagnosis.h"
+#include "results/DiagRecords.h"
 #include "results/Records.h"
 #include "results/import/Import.h"
 
 namespace cb {
-
-inline constexpr const char* kDiagPrefix = "diag-";
-bool isDiagResult(const ResultRecord& r);
 
 // What a verdict is about: the endpoints' names, the metric and its unit.
 struct LinkMatrixInfo {
@@ -51,16 +44,6 @@ std::string linkCsvRows(const LinkVerdict& v, const LinkMatrixInfo& info);
 // A JSON object: metric, unit, endpoints, links (with their judgement), named endpoints,
 // suspects (worst first), notes, healthy.
 std::string verdictJson(const LinkVerdict& v, const LinkMatrixInfo& info);
-
-// The variant of a stored link, and back: "shm@0,3" <-> ("shm", "0", "3").
-std::string diagVariant(const std::string& source, const std::string& a, const std::string& b);
-bool parseDiagVariant(const std::string& variant, std::string& source, std::string& a,
-                      std::string& b);
-
-// The HTML section of a run's diagnosis results: per metric, a heat map (SVG) of the link
-// matrix coloured by each link against the median, suspects outlined and marked "!", and the
-// suspect list. "" when the results hold none.
-std::string diagHtmlSection(const std::vector<ResultRecord>& results);
 
 // ---- diag logs ----
 

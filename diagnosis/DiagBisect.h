@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/DiagLinks.h"
 #include "collectives/Team.h"
 #include "core/Communicator.h"
 #include "core/Transport.h"
+#include "diagnosis/DiagLinks.h"
 
 namespace cb {
 

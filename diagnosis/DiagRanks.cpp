@@ -1,4 +1,4 @@
-#include "bench/DiagRanks.h"
+#include "diagnosis/DiagRanks.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "cli/RunRef.h"
+#include "adapters/RunResolution.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "core/Error.h"
 
-namespace cb::cli {
+namespace cb {
 
 int64_t resolveRun(const Store& store, const std::string& text, const std::string& db) {
   if (text == "last" || text == "latest") {
@@ -25,4 +25,4 @@ int64_t resolveRun(const Store& store, const std::string& text, const std::strin
   return id;
 }
 
-}  // namespace cb::cli
+}  // namespace cb

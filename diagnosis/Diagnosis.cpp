@@ -1,5 +1,5 @@
 // Circle-method pairing and the suspect verdict (see Diagnosis.h for the rule).
-#include "core/Diagnosis.h"
+#include "diagnosis/Diagnosis.h"
 
 #include <fmt/format.h>
 
@@ -9,6 +9,8 @@
 #include <map>
 #include <random>
 #include <set>
+
+#include "core/Stats.h"
 
 namespace cb {
 
@@ -128,13 +130,6 @@ std::vector<std::vector<LinkPair>> relabelledSchedules(
 namespace {
 
 constexpr double kMadToSigma = 1.4826;  // MAD of a normal sample = 0.6745 sigma
-
-double medianOf(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
-}
 
 // The robust lower bound of ratios: median / exp(k sigma) with sigma the MAD of log(ratio) scaled
 // to sigma. Ratios are multiplicative (half speed and double speed are as far from typical), so

@@ -1,5 +1,5 @@
 // `diag links` measurement: circle-method rounds of concurrent pairs, the verdict, confirmation.
-#include "bench/DiagLinks.h"
+#include "diagnosis/DiagLinks.h"
 
 #include <fmt/format.h>
 #include <sched.h>

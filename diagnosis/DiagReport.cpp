@@ -1,5 +1,5 @@
-// Text, CSV, JSON and HTML forms of link verdicts; links from imported pairwise logs.
-#include "results/DiagReport.h"
+// Text, CSV and JSON forms of link verdicts; links from imported pairwise logs.
+#include "diagnosis/DiagReport.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 
 #include "core/Error.h"
 #include "core/Text.h"
-#include "results/HtmlReport.h"
+#include "results/DiagRecords.h"
 #include "results/import/ImportSupport.h"
 
 namespace cb {
@@ -36,13 +36,6 @@ std::string pairText(const LinkMatrixInfo& info, LinkPair p) {
   return fmt::format("{}-{}", nameOf(info, p.a), nameOf(info, p.b));
 }
 
-// Cells sized to the values: 3 significant digits, at least 2 decimals below 10.
-std::string cellNumber(double v) {
-  if (v >= 100) return fmt::format("{:.0f}", v);
-  if (v >= 10) return fmt::format("{:.1f}", v);
-  return fmt::format("{:.2f}", v);
-}
-
 char markOf(const LinkJudgement& l, double gap) {
   if (l.suspect || l.endpointGroup >= 0) return '!';
   if (!l.judged) return '?';
@@ -62,8 +55,6 @@ std::string endpointLine(const EndpointJudgement& e) {
 
 }  // namespace
 
-bool isDiagResult(const ResultRecord& r) { return startsWith(r.collective, kDiagPrefix); }
-
 std::string textHeatMap(const LinkVerdict& v, const LinkMatrixInfo& info) {
   const int n = static_cast<int>(info.names.size());
   std::map<std::pair<int, int>, size_t> at;
@@ -72,7 +63,8 @@ std::string textHeatMap(const LinkVerdict& v, const LinkMatrixInfo& info) {
     at[{v.links[i].pair.b, v.links[i].pair.a}] = i;
   }
   size_t width = 4;
-  for (const LinkJudgement& l : v.links) width = std::max(width, cellNumber(l.value).size() + 1);
+  for (const LinkJudgement& l : v.links)
+    width = std::max(width, diagCellNumber(l.value).size() + 1);
   std::string out = fmt::format("# {} ({}); ! suspect, ~ >7% below its class, ? not judged\n",
                                 info.metric, info.unit);
   out += fmt::format("{:>4} ", "");
@@ -88,7 +80,7 @@ std::string textHeatMap(const LinkVerdict& v, const LinkMatrixInfo& info) {
         out += fmt::format("{:>{}} ", ".", width);
       } else {
         const LinkJudgement& l = v.links[it->second];
-        out += fmt::format("{:>{}}{}", cellNumber(l.value), width, markOf(l, kGapMark));
+        out += fmt::format("{:>{}}{}", diagCellNumber(l.value), width, markOf(l, kGapMark));
       }
     }
     out += "\n";
@@ -121,7 +113,7 @@ std::string verdictText(const LinkVerdict& v, const LinkMatrixInfo& info,
       std::string c = confirmation(l.pair);
       if (l.endpointGroup >= 0 && &v.endpoints[static_cast<size_t>(l.endpointGroup)] == &e &&
           !c.empty()) {
-        out += fmt::format("  link {}: {} {}{}\n", pairText(info, l.pair), cellNumber(l.value),
+        out += fmt::format("  link {}: {} {}{}\n", pairText(info, l.pair), diagCellNumber(l.value),
                            info.unit, c);
       }
     }
@@ -130,8 +122,8 @@ std::string verdictText(const LinkVerdict& v, const LinkMatrixInfo& info,
     const LinkJudgement& l = v.links[i];
     out += fmt::format(
         "SUSPECT link {} ({}): {} {}, {:.2f} x its class{} median {} (robust bound {:.2f} x){}\n",
-        pairText(info, l.pair), info.metric, cellNumber(l.value), info.unit, l.relative,
-        l.linkClass.empty() ? "" : " '" + l.linkClass + "'", cellNumber(l.classMedian), l.bound,
+        pairText(info, l.pair), info.metric, diagCellNumber(l.value), info.unit, l.relative,
+        l.linkClass.empty() ? "" : " '" + l.linkClass + "'", diagCellNumber(l.classMedian), l.bound,
         confirmation(l.pair));
   }
   for (const std::string& note : v.notes) out += fmt::format("# note: {}\n", note);
@@ -216,134 +208,6 @@ std::string verdictJson(const LinkVerdict& v, const LinkMatrixInfo& info) {
   j["suspects"] = suspects;
   j["notes"] = v.notes;
   return j.dump(2);
-}
-
-std::string diagVariant(const std::string& source, const std::string& a, const std::string& b) {
-  return fmt::format("{}@{},{}", source, a, b);
-}
-
-bool parseDiagVariant(const std::string& variant, std::string& source, std::string& a,
-                      std::string& b) {
-  size_t at = variant.rfind('@');
-  if (at == std::string::npos) return false;
-  size_t comma = variant.find(',', at);
-  if (comma == std::string::npos) return false;
-  source = variant.substr(0, at);
-  a = variant.substr(at + 1, comma - at - 1);
-  b = variant.substr(comma + 1);
-  return !a.empty() && !b.empty();
-}
-
-std::string diagHtmlSection(const std::vector<ResultRecord>& results) {
-  std::vector<std::string> metrics;
-  for (const ResultRecord& r : results) {
-    if (isDiagResult(r) &&
-        std::find(metrics.begin(), metrics.end(), r.collective) == metrics.end()) {
-      metrics.push_back(r.collective);
-    }
-  }
-  std::string out;
-  for (const std::string& metric : metrics) {
-    const bool latency = metric == "diag-latency";
-    struct Cell {
-      std::string a, b;
-      double value = 0;
-      bool suspect = false, ok = true;
-      std::string message;
-    };
-    std::vector<Cell> cells;
-    std::vector<std::string> names;
-    auto indexOf = [&](const std::string& name) {
-      auto it = std::find(names.begin(), names.end(), name);
-      if (it != names.end()) return static_cast<int>(it - names.begin());
-      names.push_back(name);
-      return static_cast<int>(names.size()) - 1;
-    };
-    std::vector<double> values;
-    for (const ResultRecord& r : results) {
-      if (r.collective != metric) continue;
-      Cell c;
-      std::string source;
-      if (!parseDiagVariant(r.variant, source, c.a, c.b)) continue;
-      indexOf(c.a);
-      indexOf(c.b);
-      c.ok = r.status == "ok";
-      c.value = latency ? r.timeUs : r.busbw.value_or(0);
-      c.message = r.status == "ok" ? r.message : r.status + ": " + r.message;
-      c.suspect = startsWith(r.message, "suspect") || !c.ok;
-      if (c.ok) values.push_back(c.value);
-      cells.push_back(c);
-    }
-    if (cells.empty()) continue;
-    // Numeric names (ranks) in numeric order.
-    bool numeric = std::all_of(names.begin(), names.end(), [](const std::string& s) {
-      return !s.empty() && std::all_of(s.begin(), s.end(), ::isdigit);
-    });
-    std::vector<std::string> order = names;
-    if (numeric) {
-      std::sort(order.begin(), order.end(), [](const std::string& x, const std::string& y) {
-        return std::stoi(x) < std::stoi(y);
-      });
-    }
-    auto pos = [&](const std::string& s) {
-      return static_cast<int>(std::find(order.begin(), order.end(), s) - order.begin());
-    };
-    const double median = medianMad(values).first;
-    const int n = static_cast<int>(order.size());
-    const int cell = n > 12 ? 22 : 34, label = numeric ? 30 : 110;
-    const int size = label + n * cell + 10;
-    std::string svg = fmt::format(
-        "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-        "role=\"img\">\n",
-        size, size);
-    for (int i = 0; i < n; ++i) {
-      const std::string name = htmlEscape(order[static_cast<size_t>(i)]);
-      svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\">{}</text>\n",
-                         label - 4, label + i * cell + cell / 2 + 4, name);
-      svg += fmt::format(
-          "<text x=\"{}\" y=\"{}\" font-size=\"11\" transform=\"rotate(-60 {} {})\">{}</text>\n",
-          label + i * cell + cell / 2, label - 4, label + i * cell + cell / 2, label - 4, name);
-    }
-    std::vector<std::string> suspects;
-    for (const Cell& c : cells) {
-      // Relative performance: 1 typical, lower worse; the colour runs red (0.5 and below) to
-      // green (1 and above).
-      double p = 0;
-      if (c.ok && median > 0 && c.value > 0) p = latency ? median / c.value : c.value / median;
-      double t = std::clamp((p - 0.5) / 0.5, 0.0, 1.0);
-      int red = static_cast<int>(220 - 170 * t), green = static_cast<int>(60 + 140 * t);
-      std::string title = fmt::format(
-          "{} - {}: {} {}{}", c.a, c.b, c.ok ? cellNumber(c.value) : std::string("failed"),
-          latency ? "us" : "GB/s", c.message.empty() ? "" : " — " + c.message);
-      for (auto [x, y] : {std::pair{pos(c.a), pos(c.b)}, std::pair{pos(c.b), pos(c.a)}}) {
-        svg += fmt::format(
-            "<rect class=\"cell{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-            "fill=\"rgb({},{},70)\" stroke=\"{}\" stroke-width=\"{}\"><title>{}</title></rect>\n",
-            c.suspect ? " suspect" : "", label + x * cell, label + y * cell, cell - 1, cell - 1,
-            red, green, c.suspect ? "#000" : "#fff", c.suspect ? 3 : 1, htmlEscape(title));
-        if (c.suspect) {
-          svg += fmt::format(
-              "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\" "
-              "font-weight=\"bold\">!</text>\n",
-              label + x * cell + cell / 2, label + y * cell + cell / 2 + 5);
-        }
-      }
-      if (c.suspect) suspects.push_back(title);
-    }
-    svg += "</svg>\n";
-    out += fmt::format("<div class=\"figure diag\">\n<h3>Link matrix: {} ({}; median {})</h3>\n{}",
-                       htmlEscape(metric.substr(std::string(kDiagPrefix).size())),
-                       latency ? "us" : "GB/s", cellNumber(median), svg);
-    if (suspects.empty()) {
-      out += "<p class=\"healthy\">Healthy: no suspect link.</p>\n";
-    } else {
-      out += "<ul class=\"suspects\">\n";
-      for (const std::string& s : suspects) out += "<li>" + htmlEscape(s) + "</li>\n";
-      out += "</ul>\n";
-    }
-    out += "</div>\n";
-  }
-  return out;
 }
 
 std::vector<ImportedRun> parsePairwiseLog(const std::string& text, const ImportOptions& options) {

@@ -1,6 +1,6 @@
 // `diag links`: every link of the world measured in the rounds of the circle method (each round's
-// n/2 disjoint pairs at once), then the suspect verdict of core/Diagnosis.h on bandwidth and on
-// latency, then every suspect re-measured alone, side by side with typical links of its class
+// n/2 disjoint pairs at once), then the suspect verdict of diagnosis/Diagnosis.h on bandwidth and
+// on latency, then every suspect re-measured alone, side by side with typical links of its class
 // measured alone too, so contention between the pairs of a round cannot make a suspect.
 //
 // A link's two figures, with the OSU definitions (bench/P2p.h):
@@ -17,9 +17,9 @@
 
 #include "collectives/Team.h"
 #include "core/Communicator.h"
-#include "core/Diagnosis.h"
 #include "core/HostMap.h"
 #include "core/Transport.h"
+#include "diagnosis/Diagnosis.h"
 
 namespace cb {
 

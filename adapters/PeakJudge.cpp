@@ -1,4 +1,4 @@
-#include "cli/PeakJudge.h"
+#include "adapters/PeakJudge.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include "results/import/ImportPeak.h"
 #include "topology/LinkBounds.h"
 
-namespace cb::cli {
+namespace cb {
 
 MachineTopology loadTopologyFile(const std::string& path) {
   std::ifstream f(path);
@@ -141,4 +141,4 @@ std::string storedVerdictLines(const Store& store, const RunRecord& run) {
   return out;
 }
 
-}  // namespace cb::cli
+}  // namespace cb
