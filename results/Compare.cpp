@@ -1,5 +1,6 @@
 // Run-level tests, per-case verdicts and the gate's outcome (see Compare.h for the decision
-// rule in full), and the Mann-Whitney U test.
+// rule in full). compareRuns is a sequence of stages (pairCases ... settleOutcome) that share
+// the sides' values in a CompareWork.
 #include "results/Compare.h"
 
 #include <fmt/format.h>
@@ -574,25 +575,52 @@ void decide(LevelTest& t, double threshold, double alpha) {
   }
 }
 
-}  // namespace
+// ---- compareRuns, stage by stage ----
 
-Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOptions& o,
-                       const History& history) {
-  Comparison out;
-  out.options = o;
-  struct Sides {
-    std::vector<const ResultRecord*> base, cand;
-  };
-  std::map<CaseKey, Sides> sides;
+// A case's results on each side.
+struct CaseSides {
+  std::vector<const ResultRecord*> base, cand;
+};
+
+// Judges a case that failed or broke on a side: not comparable, or a regression when the
+// candidate broke where the baseline worked. False when the case is left to the tests.
+bool judgeFailures(CaseComparison& c, const CaseSides& s, bool blocked) {
+  const bool baseFine = std::any_of(s.base.begin(), s.base.end(), isOk);
+  const ResultRecord* broken = nullptr;
+  for (const ResultRecord* r : s.cand) {
+    if (r->status == "failed" || r->wrong > 0) broken = broken ? broken : r;
+  }
+  if (blocked) {
+    c.verdict = Verdict::kNotComparable;
+    c.note = "environment fingerprints differ";  // the full line is environmentNote
+  } else if (baseFine && broken) {
+    // A candidate that breaks where the baseline worked is a regression whatever the timing.
+    c.verdict = Verdict::kRegression;
+    c.failed = true;
+    c.note = broken->wrong > 0
+                 ? fmt::format("candidate computed {} wrong element(s)", *broken->wrong)
+                 : fmt::format("candidate failed{}{}", broken->message.empty() ? "" : ": ",
+                               broken->message);
+  } else if (!baseFine || std::none_of(s.cand.begin(), s.cand.end(), isOk)) {
+    const ResultRecord* bad = baseFine ? s.cand.front() : s.base.front();
+    c.verdict = Verdict::kNotComparable;
+    std::string what =
+        bad->wrong > 0 ? fmt::format("{} wrong element(s)", *bad->wrong) : bad->status;
+    c.note = fmt::format("{} {}{}{}", baseFine ? "candidate" : "baseline", what,
+                         bad->message.empty() ? "" : ": ", bad->message);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Pairs the cases of the two sides: those outside --sizes, measured by one side only or by
+// neither are counted; the others become out.cases, failures judged. Returns the cases to test.
+std::set<CaseKey> pairCases(const RunSet& base, const RunSet& cand, const CompareOptions& o,
+                            bool blocked, Comparison& out) {
+  std::map<CaseKey, CaseSides> sides;
   for (const ResultRecord& r : base.results) sides[CaseKey::of(r)].base.push_back(&r);
   for (const ResultRecord& r : cand.results) sides[CaseKey::of(r)].cand.push_back(&r);
-
-  auto [differ, envNote] = environmentCheck(base, cand);
-  out.environmentDiffers = differ;
-  out.environmentNote = envNote;
-  const bool blocked = differ && !o.allowDifferentEnvironment;
-
-  // Cases, their failures and what is left to test.
   std::set<CaseKey> testable;
   for (const auto& [key, s] : sides) {
     if (!o.sizes.contains(key.sizeBytes)) {
@@ -615,400 +643,404 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
     }
     CaseComparison c;
     c.key = key;
-    const bool baseFine = std::any_of(s.base.begin(), s.base.end(), isOk);
-    const ResultRecord* broken = nullptr;
-    for (const ResultRecord* r : s.cand) {
-      if (r->status == "failed" || r->wrong > 0) broken = broken ? broken : r;
-    }
-    if (blocked) {
-      c.verdict = Verdict::kNotComparable;
-      c.note = "environment fingerprints differ";  // the full line is environmentNote
-    } else if (baseFine && broken) {
-      // A candidate that breaks where the baseline worked is a regression whatever the timing.
-      c.verdict = Verdict::kRegression;
-      c.failed = true;
-      c.note = broken->wrong > 0
-                   ? fmt::format("candidate computed {} wrong element(s)", *broken->wrong)
-                   : fmt::format("candidate failed{}{}", broken->message.empty() ? "" : ": ",
-                                 broken->message);
-    } else if (!baseFine || std::none_of(s.cand.begin(), s.cand.end(), isOk)) {
-      const ResultRecord* bad = baseFine ? s.cand.front() : s.base.front();
-      c.verdict = Verdict::kNotComparable;
-      std::string what =
-          bad->wrong > 0 ? fmt::format("{} wrong element(s)", *bad->wrong) : bad->status;
-      c.note = fmt::format("{} {}{}{}", baseFine ? "candidate" : "baseline", what,
-                           bad->message.empty() ? "" : ": ", bad->message);
-    } else {
-      testable.insert(key);
-    }
+    if (!judgeFailures(c, s, blocked)) testable.insert(key);
     out.cases.push_back(std::move(c));
   }
+  return testable;
+}
 
-  SideValues bv = collect(base, o, testable), cv = collect(cand, o, testable);
-  out.descheduledPoints = bv.descheduled + cv.descheduled;
-  out.baseReplicates = static_cast<int>(bv.byReplicate.size());
-  out.candReplicates = static_cast<int>(cv.byReplicate.size());
+// One case's values on each side, and the same net of their replicate's level.
+struct CaseData {
+  std::vector<double> base, cand, baseNet, candNet;
+};
+
+// A stored run of the lookback window, on the comparison's scale.
+struct HistoryRun {
+  int group = 0;
+  double level = 0;
+  std::map<CaseKey, double> y, net;
+};
+
+// What the stages of compareRuns share: the sides' values, their levels and the stored runs.
+struct CompareWork {
+  std::set<CaseKey> testable;
+  SideValues bv, cv;
   std::map<CaseKey, double> caseMean;
-  std::map<ReplicateId, double> level = levels(bv, cv, caseMean);
+  std::map<ReplicateId, double> level;
+  std::map<CaseKey, CaseData> data;
+  std::vector<HistoryRun> hist;
+  std::vector<const LearnedNoise*> learned;  // calibrations of the same --run-value
+  bool interleaved = false;
+};
 
-  // Per case: the values of each side, and the same net of their replicate's level.
-  struct CaseData {
-    std::vector<double> base, cand, baseNet, candNet;
-  };
+std::map<CaseKey, CaseData> caseData(CompareWork& w) {
   std::map<CaseKey, CaseData> data;
   auto gather = [&](const SideValues& side, bool isBase) {
     for (const auto& [id, values] : side.byReplicate) {
       for (const auto& [key, y] : values) {
         CaseData& d = data[key];
         (isBase ? d.base : d.cand).push_back(y);
-        (isBase ? d.baseNet : d.candNet).push_back(y - level[id]);
+        (isBase ? d.baseNet : d.candNet).push_back(y - w.level[id]);
       }
     }
   };
-  gather(bv, true);
-  gather(cv, false);
+  gather(w.bv, true);
+  gather(w.cv, false);
+  return data;
+}
 
-  // The stored runs of the lookback window: each one's level and net values against the same
-  // case means, so they lie on the comparison's scale; grouped by label (one build each).
-  struct HistoryRun {
-    int group = 0;
-    double level = 0;
-    std::map<CaseKey, double> y, net;
-  };
+// The stored runs of the lookback window: each one's level and net values against the same
+// case means, so they lie on the comparison's scale; grouped by label (one build each).
+std::vector<HistoryRun> historyRuns(const RunSet& runs, const CompareOptions& o,
+                                    const std::set<CaseKey>& testable,
+                                    const std::map<CaseKey, double>& caseMean) {
   std::vector<HistoryRun> hist;
-  {
-    std::map<int64_t, int> groupOf;
-    std::map<std::string, int> labelGroup;
-    int next = 0;
-    for (const RunRecord& r : history.runs.runs) {
-      if (r.status != RunStatus::kOk) continue;
-      if (r.label.empty()) {
-        groupOf[r.id] = next++;
-      } else {
-        auto [it, fresh] = labelGroup.try_emplace(r.label, next);
-        next += fresh;
-        groupOf[r.id] = it->second;
-      }
-    }
-    SideValues hv = collect(history.runs, o, testable);
-    for (const auto& [id, values] : hv.byReplicate) {
-      if (!groupOf.contains(id.first)) continue;
-      HistoryRun h;
-      h.group = groupOf[id.first];
-      std::vector<double> dev;
-      for (const auto& [key, y] : values) {
-        if (caseMean.contains(key)) dev.push_back(y - caseMean[key]);
-      }
-      if (dev.empty()) continue;
-      h.level = median(dev);
-      h.y = values;
-      for (const auto& [key, y] : values) h.net[key] = y - h.level;
-      hist.push_back(std::move(h));
+  std::map<int64_t, int> groupOf;
+  std::map<std::string, int> labelGroup;
+  int next = 0;
+  for (const RunRecord& r : runs.runs) {
+    if (r.status != RunStatus::kOk) continue;
+    if (r.label.empty()) {
+      groupOf[r.id] = next++;
+    } else {
+      auto [it, fresh] = labelGroup.try_emplace(r.label, next);
+      next += fresh;
+      groupOf[r.id] = it->second;
     }
   }
+  SideValues hv = collect(runs, o, testable);
+  for (const auto& [id, values] : hv.byReplicate) {
+    if (!groupOf.contains(id.first)) continue;
+    HistoryRun h;
+    h.group = groupOf[id.first];
+    std::vector<double> dev;
+    for (const auto& [key, y] : values) {
+      if (caseMean.contains(key)) dev.push_back(y - caseMean.at(key));
+    }
+    if (dev.empty()) continue;
+    h.level = median(dev);
+    h.y = values;
+    for (const auto& [key, y] : values) h.net[key] = y - h.level;
+    hist.push_back(std::move(h));
+  }
+  return hist;
+}
+
+std::vector<const LearnedNoise*> learnedFor(const History& history, const CompareOptions& o) {
   std::vector<const LearnedNoise*> learned;
   for (const LearnedNoise& l : history.learned) {
     if (std::abs(l.runQuantile - o.runQuantile) < 1e-9) learned.push_back(&l);
   }
-  out.historyRuns = static_cast<int>(hist.size());
-  const bool interleaved = sidesInterleaved(base.runs, cand.runs);
-  out.interleaved = interleaved;
-  auto caseEvidence = [&](const CaseKey& key) {
-    Evidence e;
-    e.interleaved = interleaved;
-    for (const HistoryRun& h : hist) {
-      if (auto it = h.net.find(key); it != h.net.end()) e.history.push_back({h.group, it->second});
-    }
-    for (const LearnedNoise* l : learned) {
-      if (auto it = l->cases.find(key.toString()); it != l->cases.end()) e.learned += it->second;
-    }
-    return e;
-  };
+  return learned;
+}
 
+Evidence caseEvidence(const CompareWork& w, const CaseKey& key) {
+  Evidence e;
+  e.interleaved = w.interleaved;
+  for (const HistoryRun& h : w.hist) {
+    if (auto it = h.net.find(key); it != h.net.end()) e.history.push_back({h.group, it->second});
+  }
+  for (const LearnedNoise* l : w.learned) {
+    if (auto it = l->cases.find(key.toString()); it != l->cases.end()) e.learned += it->second;
+  }
+  return e;
+}
+
+// Which levels are tested and at which alpha.
+struct TestPlan {
+  bool enough = false;  // replicates enough for any test
+  bool testCases = false, testSeries = false;
+  std::map<CaseKey, int> seriesCases;  // per series, its cases with values on both sides
+  double alphaWhole = 0, alphaConfined = 0;
+  double alphaOneConfined = 0;  // the MDC of a confined test: Holm's strictest step
+};
+
+TestPlan planTests(const Comparison& out, const CompareWork& w, const CompareOptions& o) {
+  TestPlan p;
   const int total = out.baseReplicates + out.candReplicates;
-  const bool enough = out.baseReplicates >= 1 && out.candReplicates >= 1 && total >= 4;
+  p.enough = out.baseReplicates >= 1 && out.candReplicates >= 1 && total >= 4;
   // Which levels are tested: confined tests need something to be confined against.
-  std::set<CaseKey> seriesKeys;
-  std::map<CaseKey, int> seriesCases;
-  for (const auto& [key, d] : data) {
-    if (!d.base.empty() && !d.cand.empty()) ++seriesCases[key.series()];
+  for (const auto& [key, d] : w.data) {
+    if (!d.base.empty() && !d.cand.empty()) ++p.seriesCases[key.series()];
   }
   int dataCases = 0;
-  for (const auto& [key, n] : seriesCases) dataCases += n;
-  const bool testCases = dataCases >= 2;
-  const bool testSeries =
-      seriesCases.size() >= 2 && std::any_of(seriesCases.begin(), seriesCases.end(),
-                                             [](const auto& s) { return s.second >= 2; });
+  for (const auto& [key, n] : p.seriesCases) dataCases += n;
+  p.testCases = dataCases >= 2;
+  p.testSeries =
+      p.seriesCases.size() >= 2 && std::any_of(p.seriesCases.begin(), p.seriesCases.end(),
+                                               [](const auto& s) { return s.second >= 2; });
   const int confinedTests =
-      (testCases ? dataCases : 0) + (testSeries ? static_cast<int>(seriesCases.size()) : 0);
-  const double alphaWhole = confinedTests > 0 ? o.alpha / 2 : o.alpha;
-  const double alphaConfined = o.alpha / 2;
+      (p.testCases ? dataCases : 0) + (p.testSeries ? static_cast<int>(p.seriesCases.size()) : 0);
+  p.alphaWhole = confinedTests > 0 ? o.alpha / 2 : o.alpha;
+  p.alphaConfined = o.alpha / 2;
   // The MDC of a confined test is held to Holm's strictest step, alpha / (number of tests).
-  const double alphaOneConfined = confinedTests > 0 ? alphaConfined / confinedTests : alphaConfined;
+  p.alphaOneConfined = confinedTests > 0 ? p.alphaConfined / confinedTests : p.alphaConfined;
+  return p;
+}
 
-  // Whole run.
-  {
-    std::vector<double> b, c;
-    for (const auto& [id, v] : level) {
-      (bv.byReplicate.contains(id) ? b : c).push_back(v);
-    }
-    Evidence e;
-    e.interleaved = interleaved;
-    for (const HistoryRun& h : hist) e.history.push_back({h.group, h.level});
-    for (const LearnedNoise* l : learned) e.learned += l->whole;
-    if (enough && !data.empty()) runTest(out.wholeRun, b, c, alphaWhole, o, e);
-    decide(out.wholeRun, o.threshold, alphaWhole);
+void testWholeRun(Comparison& out, const CompareWork& w, const TestPlan& p,
+                  const CompareOptions& o) {
+  std::vector<double> b, c;
+  for (const auto& [id, v] : w.level) {
+    (w.bv.byReplicate.contains(id) ? b : c).push_back(v);
   }
+  Evidence e;
+  e.interleaved = w.interleaved;
+  for (const HistoryRun& h : w.hist) e.history.push_back({h.group, h.level});
+  for (const LearnedNoise* l : w.learned) e.learned += l->whole;
+  if (p.enough && !w.data.empty()) runTest(out.wholeRun, b, c, p.alphaWhole, o, e);
+  decide(out.wholeRun, o.threshold, p.alphaWhole);
+}
 
-  // Cases: values, spread and the confined test.
-  std::vector<LevelTest*> family;
-  for (CaseComparison& c : out.cases) {
-    auto it = data.find(c.key);
-    if (!testable.contains(c.key) || it == data.end() || it->second.base.empty() ||
-        it->second.cand.empty()) {
-      if (testable.contains(c.key)) {
-        c.verdict = Verdict::kInconclusive;
-        c.note = fmt::format("no {} values", metricName(o.metric));
-      }
-      continue;
-    }
-    const CaseData& d = it->second;
-    c.baseRuns = static_cast<int>(d.base.size());
-    c.candRuns = static_cast<int>(d.cand.size());
-    Undisturbed u = setAsideDisturbed(d.base, d.cand);
-    const double mb = mean(u.a), mc = mean(u.b);
-    const double sign = o.metric == Metric::kTime ? 1 : -1;
-    c.baseValue = std::exp(sign * mb);
-    c.candValue = std::exp(sign * mc);
-    c.worsePct = pctOfLog(mc - mb);
-    c.changePct = (c.candValue / c.baseValue - 1) * 100;
-    TTest spread = studentT(u.a, u.b);
-    c.noisePct = spread.valid ? pctOfLog(spread.sd) : 0;
-    if (enough && testCases) {
-      const Evidence e = caseEvidence(c.key);
-      runTest(c.confined, d.baseNet, d.candNet, alphaOneConfined, o, e);
-      if (c.confined.modal) {
-        // The two modes in the metric's units: geometric means of the runs in each.
-        const Modes m = modesOf(d.baseNet, d.candNet, e, std::log1p(o.threshold));
-        double sum[2] = {0, 0};
-        int n[2] = {0, 0};
-        auto add = [&](double net, double y) {
-          const int k = net <= m.cut ? 0 : 1;
-          sum[k] += y;
-          ++n[k];
-        };
-        for (size_t i = 0; i < d.base.size(); ++i) add(d.baseNet[i], d.base[i]);
-        for (size_t i = 0; i < d.cand.size(); ++i) add(d.candNet[i], d.cand[i]);
-        for (const HistoryRun& h : hist) {
-          if (h.net.contains(c.key)) add(h.net.at(c.key), h.y.at(c.key));
-        }
-        c.modeA = std::exp(sign * sum[0] / std::max(n[0], 1));
-        c.modeB = std::exp(sign * sum[1] / std::max(n[1], 1));
-      } else {
-        // A calibration that saw this case in two modes: a change as large as half their
-        // distance may be a switch between them.
-        for (const LearnedNoise* l : learned) {
-          auto it = l->modes.find(c.key.toString());
-          if (it == l->modes.end() || l->metric != metricName(o.metric)) continue;
-          if (std::abs(std::log1p(c.confined.worsePct / 100)) >= it->second.gap / 2) {
-            c.confined.modal = true;
-            c.confined.modeGapPct = pctOfLog(it->second.gap);
-            c.modeA = it->second.a;
-            c.modeB = it->second.b;
-          }
-        }
-      }
-      family.push_back(&c.confined);
-    } else {
-      Undisturbed net = setAsideDisturbed(d.baseNet, d.candNet);
-      c.confined.worsePct = pctOfLog(mean(net.b) - mean(net.a));
+// The two modes of a case its test found modal, in the metric's units: geometric means of the
+// runs (its sides' and the stored ones) in each.
+void caseModes(CaseComparison& c, const CaseData& d, const CompareWork& w, const Evidence& e,
+               const CompareOptions& o) {
+  const double sign = o.metric == Metric::kTime ? 1 : -1;
+  const Modes m = modesOf(d.baseNet, d.candNet, e, std::log1p(o.threshold));
+  double sum[2] = {0, 0};
+  int n[2] = {0, 0};
+  auto add = [&](double net, double y) {
+    const int k = net <= m.cut ? 0 : 1;
+    sum[k] += y;
+    ++n[k];
+  };
+  for (size_t i = 0; i < d.base.size(); ++i) add(d.baseNet[i], d.base[i]);
+  for (size_t i = 0; i < d.cand.size(); ++i) add(d.candNet[i], d.cand[i]);
+  for (const HistoryRun& h : w.hist) {
+    if (h.net.contains(c.key)) add(h.net.at(c.key), h.y.at(c.key));
+  }
+  c.modeA = std::exp(sign * sum[0] / std::max(n[0], 1));
+  c.modeB = std::exp(sign * sum[1] / std::max(n[1], 1));
+}
+
+// A calibration that saw this case in two modes: a change as large as half their distance may
+// be a switch between them.
+void learnedModes(CaseComparison& c, const CompareWork& w, const CompareOptions& o) {
+  for (const LearnedNoise* l : w.learned) {
+    auto it = l->modes.find(c.key.toString());
+    if (it == l->modes.end() || l->metric != metricName(o.metric)) continue;
+    if (std::abs(std::log1p(c.confined.worsePct / 100)) >= it->second.gap / 2) {
+      c.confined.modal = true;
+      c.confined.modeGapPct = pctOfLog(it->second.gap);
+      c.modeA = it->second.a;
+      c.modeB = it->second.b;
     }
   }
+}
 
-  // Series: the mean over its sizes of the net values, per replicate.
-  if (enough && testSeries) {
-    for (const auto& [seriesKey, n] : seriesCases) {
-      SeriesSummary s;
-      s.series = seriesKey;
-      s.cases = n;
-      std::vector<double> b, c;
-      for (const SideValues* side : {&bv, &cv}) {
-        for (const auto& [id, values] : side->byReplicate) {
-          std::vector<double> net;
-          for (const auto& [key, y] : values) {
-            if (key.series() == seriesKey) net.push_back(y - level[id]);
-          }
-          if (!net.empty()) (side == &bv ? b : c).push_back(mean(net));
-        }
-      }
-      Evidence e;
-      for (const HistoryRun& h : hist) {
-        std::vector<double> net;
-        for (const auto& [key, y] : h.net) {
-          if (key.series() == seriesKey) net.push_back(y);
-        }
-        if (!net.empty()) e.history.push_back({h.group, mean(net)});
-      }
-      for (const LearnedNoise* l : learned) {
-        if (auto it = l->series.find(seriesKey.seriesString()); it != l->series.end()) {
-          e.learned += it->second;
-        }
-      }
-      runTest(s.confined, b, c, alphaOneConfined, o, e);
-      // Most of its cases switching modes (seen here or by a calibration): so does the series.
-      int modal = 0;
-      double gap = 0;
-      for (const CaseComparison& cc : out.cases) {
-        if (cc.key.series() != seriesKey || !cc.confined.modal) continue;
-        ++modal;
-        gap = std::max(gap, cc.confined.modeGapPct);
-      }
-      if (!s.confined.modal && modal * 2 > n) {
-        s.confined.modal = true;
-        s.confined.modeGapPct = gap;
-      }
-      out.series.push_back(s);
-    }
-    for (SeriesSummary& s : out.series) family.push_back(&s.confined);
-  }
-
-  // Holm over every confined test, then verdicts.
-  {
-    std::vector<double> raw;
-    for (LevelTest* t : family) {
-      if (t->tested) raw.push_back(t->pValue);
-    }
-    std::vector<double> adjusted = holmAdjust(raw);
-    size_t next = 0;
-    for (LevelTest* t : family) {
-      if (t->tested) t->adjustedP = adjusted[next++];
-      decide(*t, o.threshold, alphaConfined);
-    }
-  }
-
-  // Too few replicates: imported logs fall back to the threshold; measured runs need more.
-  if (!enough) {
-    std::vector<const RunRecord*> all;
-    for (const RunSet* set : {&base, &cand}) {
-      for (const RunRecord& r : set->runs) all.push_back(&r);
-    }
-    out.thresholdOnly = !bv.anySamples && !cv.anySamples && !data.empty();
-    out.tooFewNote = fmt::format(
-        "{} baseline and {} candidate replicate(s): a test needs at least 4 in all, one per side",
-        out.baseReplicates, out.candReplicates);
-  }
-
-  // Case verdicts: a case regresses by its own confined test, or when its series or the whole
-  // run regresses and the case itself is worse than the threshold.
-  const SeriesSummary* noSeries = nullptr;
-  for (CaseComparison& c : out.cases) {
-    if (c.failed || c.verdict == Verdict::kNotComparable || !data.contains(c.key) ||
-        c.baseRuns == 0) {
-      continue;
-    }
-    if (out.thresholdOnly) {
-      c.thresholdOnly = true;
-      const double betterPct = (1 / (1 + c.worsePct / 100) - 1) * 100;
-      c.verdict = c.worsePct > o.threshold * 100  ? Verdict::kRegression
-                  : betterPct > o.threshold * 100 ? Verdict::kImprovement
-                                                  : Verdict::kSame;
-      c.note = "threshold only: one value per side, no replicates to test";
-      continue;
-    }
-    if (!enough) {
+// A case's values, spread and confined test; the test joins `family` (Holm's) when run.
+void compareCase(CaseComparison& c, const CompareWork& w, const TestPlan& p,
+                 const CompareOptions& o, std::vector<LevelTest*>& family) {
+  auto it = w.data.find(c.key);
+  if (!w.testable.contains(c.key) || it == w.data.end() || it->second.base.empty() ||
+      it->second.cand.empty()) {
+    if (w.testable.contains(c.key)) {
       c.verdict = Verdict::kInconclusive;
-      c.note = out.tooFewNote;
-      continue;
+      c.note = fmt::format("no {} values", metricName(o.metric));
     }
-    const SeriesSummary* series = noSeries;
-    for (const SeriesSummary& s : out.series) {
-      if (s.series == c.key.series()) series = &s;
+    return;
+  }
+  const CaseData& d = it->second;
+  c.baseRuns = static_cast<int>(d.base.size());
+  c.candRuns = static_cast<int>(d.cand.size());
+  Undisturbed u = setAsideDisturbed(d.base, d.cand);
+  const double mb = mean(u.a), mc = mean(u.b);
+  const double sign = o.metric == Metric::kTime ? 1 : -1;
+  c.baseValue = std::exp(sign * mb);
+  c.candValue = std::exp(sign * mc);
+  c.worsePct = pctOfLog(mc - mb);
+  c.changePct = (c.candValue / c.baseValue - 1) * 100;
+  TTest spread = studentT(u.a, u.b);
+  c.noisePct = spread.valid ? pctOfLog(spread.sd) : 0;
+  if (p.enough && p.testCases) {
+    const Evidence e = caseEvidence(w, c.key);
+    runTest(c.confined, d.baseNet, d.candNet, p.alphaOneConfined, o, e);
+    if (c.confined.modal) {
+      caseModes(c, d, w, e, o);
+    } else {
+      learnedModes(c, w, o);
     }
-    const double thresholdPct = o.threshold * 100 / 2;  // as in decide()
+    family.push_back(&c.confined);
+  } else {
+    Undisturbed net = setAsideDisturbed(d.baseNet, d.candNet);
+    c.confined.worsePct = pctOfLog(mean(net.b) - mean(net.a));
+  }
+}
+
+// A series' test: the mean over its sizes of the net values, per replicate.
+SeriesSummary seriesTest(const CaseKey& seriesKey, int n, CompareWork& w, const Comparison& out,
+                         const TestPlan& p, const CompareOptions& o) {
+  SeriesSummary s;
+  s.series = seriesKey;
+  s.cases = n;
+  std::vector<double> b, c;
+  for (const SideValues* side : {&w.bv, &w.cv}) {
+    for (const auto& [id, values] : side->byReplicate) {
+      std::vector<double> net;
+      for (const auto& [key, y] : values) {
+        if (key.series() == seriesKey) net.push_back(y - w.level[id]);
+      }
+      if (!net.empty()) (side == &w.bv ? b : c).push_back(mean(net));
+    }
+  }
+  Evidence e;
+  for (const HistoryRun& h : w.hist) {
+    std::vector<double> net;
+    for (const auto& [key, y] : h.net) {
+      if (key.series() == seriesKey) net.push_back(y);
+    }
+    if (!net.empty()) e.history.push_back({h.group, mean(net)});
+  }
+  for (const LearnedNoise* l : w.learned) {
+    if (auto it = l->series.find(seriesKey.seriesString()); it != l->series.end()) {
+      e.learned += it->second;
+    }
+  }
+  runTest(s.confined, b, c, p.alphaOneConfined, o, e);
+  // Most of its cases switching modes (seen here or by a calibration): so does the series.
+  int modal = 0;
+  double gap = 0;
+  for (const CaseComparison& cc : out.cases) {
+    if (cc.key.series() != seriesKey || !cc.confined.modal) continue;
+    ++modal;
+    gap = std::max(gap, cc.confined.modeGapPct);
+  }
+  if (!s.confined.modal && modal * 2 > n) {
+    s.confined.modal = true;
+    s.confined.modeGapPct = gap;
+  }
+  return s;
+}
+
+// Holm over every confined test, then their verdicts.
+void holmAndDecide(const std::vector<LevelTest*>& family, double threshold, double alpha) {
+  std::vector<double> raw;
+  for (LevelTest* t : family) {
+    if (t->tested) raw.push_back(t->pValue);
+  }
+  std::vector<double> adjusted = holmAdjust(raw);
+  size_t next = 0;
+  for (LevelTest* t : family) {
+    if (t->tested) t->adjustedP = adjusted[next++];
+    decide(*t, threshold, alpha);
+  }
+}
+
+// Why a case is inconclusive when its own runs switch between two modes.
+std::string modalNote(const CaseComparison& c, const CompareOptions& o) {
+  // Its own values may sit in one mode while its run's level moves with the cases that
+  // switch (a run's level is a median over its cases): then say that, not "X and X GB/s".
+  const bool ownModes = std::abs(std::log(c.modeA / c.modeB)) >= std::log1p(o.threshold);
+  return ownModes ? fmt::format(
+                        "this case has two modes ({} and {} {}); pin ranks with --bind or "
+                        "interleave runs",
+                        modeText(c.modeA), modeText(c.modeB), metricUnit(o.metric))
+                  : fmt::format(
+                        "net of its run this case has two modes ({:.0f}% apart: other "
+                        "cases of its runs switch modes); pin ranks with --bind or "
+                        "interleave runs",
+                        c.confined.modeGapPct);
+}
+
+// Why a case whose test or the whole run's was inconclusive is so.
+std::string inconclusiveNote(const CaseComparison& c, const LevelTest& wholeRun) {
+  int need = std::max(c.confined.runsNeeded, wholeRun.runsNeeded);
+  return wholeRun.modal
+             ? fmt::format("the whole runs have two modes ({:.0f}% apart)", wholeRun.modeGapPct)
+         : need > kRunsNeededCap
+             ? fmt::format("too noisy: more than {} runs per side needed", kRunsNeededCap)
+         : need > 0 ? fmt::format("{} runs per side needed", need)
+                    : "not testable";
+}
+
+// A case's verdict: by its own confined test, or when its series or the whole run regresses
+// and the case itself is worse than the threshold.
+void caseVerdict(CaseComparison& c, const Comparison& out, const TestPlan& p,
+                 const CompareOptions& o) {
+  if (out.thresholdOnly) {
+    c.thresholdOnly = true;
     const double betterPct = (1 / (1 + c.worsePct / 100) - 1) * 100;
-    // Which test speaks for the case: its own, its series' (for the sizes that moved with the
-    // series, net of their runs) or the whole run's (for the sizes that moved with the run).
-    const double confinedBetterPct = (1 / (1 + c.confined.worsePct / 100) - 1) * 100;
-    using By = CaseComparison::FlaggedBy;
-    auto flaggedBy = [&](Verdict v, double own, double confined) {
-      if (testCases && c.confined.verdict == v) return By::kOwn;
-      if (series && series->confined.verdict == v && confined > thresholdPct) return By::kSeries;
-      if (out.wholeRun.verdict == v && own > thresholdPct) return By::kWholeRun;
-      return By::kNone;
-    };
-    if (testCases && c.confined.modal) {
-      // Its own runs switch between two modes: neither its test nor its series' speak for it.
-      c.verdict = Verdict::kInconclusive;
-      // Its own values may sit in one mode while its run's level moves with the cases that
-      // switch (a run's level is a median over its cases): then say that, not "X and X GB/s".
-      const bool ownModes = std::abs(std::log(c.modeA / c.modeB)) >= std::log1p(o.threshold);
-      c.note = ownModes ? fmt::format(
-                              "this case has two modes ({} and {} {}); pin ranks with --bind or "
-                              "interleave runs",
-                              modeText(c.modeA), modeText(c.modeB), metricUnit(o.metric))
-                        : fmt::format(
-                              "net of its run this case has two modes ({:.0f}% apart: other "
-                              "cases of its runs switch modes); pin ranks with --bind or "
-                              "interleave runs",
-                              c.confined.modeGapPct);
-      continue;
-    }
-    if ((c.flaggedBy = flaggedBy(Verdict::kRegression, c.worsePct, c.confined.worsePct)) !=
-        By::kNone) {
-      c.verdict = Verdict::kRegression;
-    } else if ((c.flaggedBy = flaggedBy(Verdict::kImprovement, betterPct, confinedBetterPct)) !=
-               By::kNone) {
-      c.verdict = Verdict::kImprovement;
-    } else if ((testCases && c.confined.verdict == Verdict::kInconclusive) ||
-               out.wholeRun.verdict == Verdict::kInconclusive) {
-      c.verdict = Verdict::kInconclusive;
-      int need = std::max(c.confined.runsNeeded, out.wholeRun.runsNeeded);
-      c.note = out.wholeRun.modal ? fmt::format("the whole runs have two modes ({:.0f}% apart)",
-                                                out.wholeRun.modeGapPct)
-               : need > kRunsNeededCap
-                   ? fmt::format("too noisy: more than {} runs per side needed", kRunsNeededCap)
-               : need > 0 ? fmt::format("{} runs per side needed", need)
-                          : "not testable";
-    } else {
-      c.verdict = Verdict::kSame;
-    }
-    // Flagged through another test: say which, with that test's p; the case's own p stays in
-    // its column, so a case at p 0.9 beside one at 0.009 is not read as the evidence.
-    if (c.flaggedBy == By::kSeries) {
-      c.note = fmt::format("through its series (p {:.2g}); alone p {:.2g}",
-                           series->confined.adjustedP, c.confined.adjustedP);
-    } else if (c.flaggedBy == By::kWholeRun) {
-      c.note = fmt::format("through the whole run (p {:.2g}); alone p {:.2g}",
-                           out.wholeRun.adjustedP, c.confined.adjustedP);
-    }
+    c.verdict = c.worsePct > o.threshold * 100  ? Verdict::kRegression
+                : betterPct > o.threshold * 100 ? Verdict::kImprovement
+                                                : Verdict::kSame;
+    c.note = "threshold only: one value per side, no replicates to test";
+    return;
   }
-
-  // A candidate run that failed is a regression whatever its cases say.
-  for (const RunRecord& r : cand.runs) {
-    if (r.status == RunStatus::kFailed)
-      out.runProblems.push_back(fmt::format("run {} failed", r.id));
+  if (!p.enough) {
+    c.verdict = Verdict::kInconclusive;
+    c.note = out.tooFewNote;
+    return;
   }
+  const SeriesSummary* series = nullptr;
+  for (const SeriesSummary& s : out.series) {
+    if (s.series == c.key.series()) series = &s;
+  }
+  const double thresholdPct = o.threshold * 100 / 2;  // as in decide()
+  const double betterPct = (1 / (1 + c.worsePct / 100) - 1) * 100;
+  // Which test speaks for the case: its own, its series' (for the sizes that moved with the
+  // series, net of their runs) or the whole run's (for the sizes that moved with the run).
+  const double confinedBetterPct = (1 / (1 + c.confined.worsePct / 100) - 1) * 100;
+  using By = CaseComparison::FlaggedBy;
+  auto flaggedBy = [&](Verdict v, double own, double confined) {
+    if (p.testCases && c.confined.verdict == v) return By::kOwn;
+    if (series && series->confined.verdict == v && confined > thresholdPct) return By::kSeries;
+    if (out.wholeRun.verdict == v && own > thresholdPct) return By::kWholeRun;
+    return By::kNone;
+  };
+  if (p.testCases && c.confined.modal) {
+    // Its own runs switch between two modes: neither its test nor its series' speak for it.
+    c.verdict = Verdict::kInconclusive;
+    c.note = modalNote(c, o);
+    return;
+  }
+  if ((c.flaggedBy = flaggedBy(Verdict::kRegression, c.worsePct, c.confined.worsePct)) !=
+      By::kNone) {
+    c.verdict = Verdict::kRegression;
+  } else if ((c.flaggedBy = flaggedBy(Verdict::kImprovement, betterPct, confinedBetterPct)) !=
+             By::kNone) {
+    c.verdict = Verdict::kImprovement;
+  } else if ((p.testCases && c.confined.verdict == Verdict::kInconclusive) ||
+             out.wholeRun.verdict == Verdict::kInconclusive) {
+    c.verdict = Verdict::kInconclusive;
+    c.note = inconclusiveNote(c, out.wholeRun);
+  } else {
+    c.verdict = Verdict::kSame;
+  }
+  // Flagged through another test: say which, with that test's p; the case's own p stays in
+  // its column, so a case at p 0.9 beside one at 0.009 is not read as the evidence.
+  if (c.flaggedBy == By::kSeries) {
+    c.note = fmt::format("through its series (p {:.2g}); alone p {:.2g}",
+                         series->confined.adjustedP, c.confined.adjustedP);
+  } else if (c.flaggedBy == By::kWholeRun) {
+    c.note = fmt::format("through the whole run (p {:.2g}); alone p {:.2g}", out.wholeRun.adjustedP,
+                         c.confined.adjustedP);
+  }
+}
 
-  // The first test that met two modes, for the one-line outcome.
+// The first test that met two modes, for the one-line outcome ("" when none did).
+std::string modesNote(const Comparison& out) {
   for (const CaseComparison& c : out.cases) {
     if (c.confined.modal && c.verdict == Verdict::kInconclusive) {
-      out.modesNote = fmt::format("{}: {}", c.key.toString(), c.note);
-      break;
+      return fmt::format("{}: {}", c.key.toString(), c.note);
     }
   }
   constexpr const char* kModesAdvice = "pin ranks with --bind or interleave runs";
   for (const SeriesSummary& s : out.series) {
-    if (out.modesNote.empty() && s.confined.modal) {
-      out.modesNote = fmt::format("series {} has two modes ({:.0f}% apart); {}",
-                                  s.series.seriesString(), s.confined.modeGapPct, kModesAdvice);
+    if (s.confined.modal) {
+      return fmt::format("series {} has two modes ({:.0f}% apart); {}", s.series.seriesString(),
+                         s.confined.modeGapPct, kModesAdvice);
     }
   }
-  if (out.modesNote.empty() && out.wholeRun.modal) {
-    out.modesNote = fmt::format("the whole runs have two modes ({:.0f}% apart); {}",
-                                out.wholeRun.modeGapPct, kModesAdvice);
+  if (out.wholeRun.modal) {
+    return fmt::format("the whole runs have two modes ({:.0f}% apart); {}", out.wholeRun.modeGapPct,
+                       kModesAdvice);
   }
+  return "";
+}
 
-  // Outcome.
+// The gate's outcome, and when inconclusive the runs per side its tests asked for.
+void settleOutcome(Comparison& out, bool blocked) {
   auto anyCase = [&](auto pred) { return std::any_of(out.cases.begin(), out.cases.end(), pred); };
   const bool regression =
       !out.runProblems.empty() ||
@@ -1043,6 +1075,68 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
       out.runsNeeded = std::max(out.runsNeeded, s.confined.runsNeeded);
     }
   }
+}
+
+}  // namespace
+
+// The stages in order; each reads what the ones before it left in `out` and `w`.
+Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOptions& o,
+                       const History& history) {
+  Comparison out;
+  out.options = o;
+  auto [differ, envNote] = environmentCheck(base, cand);
+  out.environmentDiffers = differ;
+  out.environmentNote = envNote;
+  const bool blocked = differ && !o.allowDifferentEnvironment;
+
+  CompareWork w;
+  w.testable = pairCases(base, cand, o, blocked, out);
+  w.bv = collect(base, o, w.testable);
+  w.cv = collect(cand, o, w.testable);
+  out.descheduledPoints = w.bv.descheduled + w.cv.descheduled;
+  out.baseReplicates = static_cast<int>(w.bv.byReplicate.size());
+  out.candReplicates = static_cast<int>(w.cv.byReplicate.size());
+  w.level = levels(w.bv, w.cv, w.caseMean);
+  w.data = caseData(w);
+  w.hist = historyRuns(history.runs, o, w.testable, w.caseMean);
+  w.learned = learnedFor(history, o);
+  out.historyRuns = static_cast<int>(w.hist.size());
+  w.interleaved = sidesInterleaved(base.runs, cand.runs);
+  out.interleaved = w.interleaved;
+
+  const TestPlan p = planTests(out, w, o);
+  testWholeRun(out, w, p, o);
+  std::vector<LevelTest*> family;  // the confined tests, for Holm
+  for (CaseComparison& c : out.cases) compareCase(c, w, p, o, family);
+  if (p.enough && p.testSeries) {
+    for (const auto& [seriesKey, n] : p.seriesCases) {
+      out.series.push_back(seriesTest(seriesKey, n, w, out, p, o));
+    }
+    for (SeriesSummary& s : out.series) family.push_back(&s.confined);
+  }
+  holmAndDecide(family, o.threshold, p.alphaConfined);
+
+  // Too few replicates: imported logs fall back to the threshold; measured runs need more.
+  if (!p.enough) {
+    out.thresholdOnly = !w.bv.anySamples && !w.cv.anySamples && !w.data.empty();
+    out.tooFewNote = fmt::format(
+        "{} baseline and {} candidate replicate(s): a test needs at least 4 in all, one per side",
+        out.baseReplicates, out.candReplicates);
+  }
+  for (CaseComparison& c : out.cases) {
+    if (c.failed || c.verdict == Verdict::kNotComparable || !w.data.contains(c.key) ||
+        c.baseRuns == 0) {
+      continue;
+    }
+    caseVerdict(c, out, p, o);
+  }
+  // A candidate run that failed is a regression whatever its cases say.
+  for (const RunRecord& r : cand.runs) {
+    if (r.status == RunStatus::kFailed)
+      out.runProblems.push_back(fmt::format("run {} failed", r.id));
+  }
+  out.modesNote = modesNote(out);
+  settleOutcome(out, blocked);
   return out;
 }
 

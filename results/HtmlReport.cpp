@@ -495,11 +495,11 @@ std::string verdictCell(const CaseComparison* v) {
   return fmt::format("<td class=\"verdict{}\">{}</td>", verdictClass(v), htmlEscape(text));
 }
 
-std::string compareSection(const ReportRun& base, const ReportRun& cand,
-                           const std::optional<HtmlReportInput::Verdicts>& verdicts,
-                           Palette& palette) {
-  const RunRecord& b = base.run;
-  const RunRecord& c = cand.run;
+using Verdicts = std::optional<HtmlReportInput::Verdicts>;
+
+// The comparison's heading: both runs side by side, a warning when their environments may
+// differ, how to read the charts and the test's summary.
+std::string compareHead(const RunRecord& b, const RunRecord& c, const Verdicts& verdicts) {
   std::string out = fmt::format(
       "<section class=\"compare\" id=\"compare\">\n<h2>Comparison: run #{} (baseline) → run #{} "
       "(candidate)</h2>\n",
@@ -544,6 +544,84 @@ std::string compareSection(const ReportRun& base, const ReportRun& cand,
   if (verdicts) {
     out += fmt::format("<p class=\"summary\">{}</p>\n", htmlEscape(verdicts->summary));
   }
+  return out;
+}
+
+// The cases both runs measured, counted by verdict for the comparison's summary.
+struct CompareCounts {
+  int matched = 0, better = 0, worse = 0, untested = 0;
+};
+
+// One group both runs measured (`g` the baseline's, `cg` the candidate's): its charts, the
+// baseline dashed, and the changes of its cases both runs measured.
+std::string compareFigure(const Group& g, const Group& cg, const RunRecord& b, const RunRecord& c,
+                          const std::map<CaseTuple, const ResultRecord*>& candCases,
+                          const Verdicts& verdicts, Palette& palette, CompareCounts& counts) {
+  bool manyRoots = g.manyRoots || cg.manyRoots;
+  std::string title = g.key.title();
+  SizeCharts charts = sizeCharts(title);
+  std::vector<LegendEntry> legend;
+  auto plot = [&](const Group& group, bool dashed, int64_t id) {
+    for (const ResultRecord* r : group.results) {
+      if (!isOk(*r)) continue;
+      std::string name = lineName(*r, manyRoots);
+      LegendEntry line{palette.key(name), name, palette.index(name)};
+      addLegend(legend, line);
+      std::string seriesName = fmt::format("{} (#{})", name, id);
+      auto x = static_cast<double>(r->sizeBytes);
+      addPoint(charts.busbw, line, dashed, x, r->busbw, seriesName);
+      addPoint(charts.latency, line, dashed, x, timeOf(*r), seriesName);
+    }
+  };
+  plot(g, true, b.id);
+  plot(cg, false, c.id);
+  // The group's cases both runs measured, under its charts.
+  std::string rows;
+  int cases = 0;
+  for (const ResultRecord* r : g.results) {
+    if (!isOk(*r)) continue;
+    auto it = candCases.find(caseOf(*r));
+    if (it == candCases.end()) continue;
+    const ResultRecord& n = *it->second;
+    ++cases;
+    const CaseComparison* v = nullptr;
+    if (verdicts) {
+      auto found = verdicts->cases.find(CaseKey::of(*r));
+      if (found != verdicts->cases.end()) v = &found->second;
+    }
+    counts.better += v && v->verdict == Verdict::kImprovement ? 1 : 0;
+    counts.worse += v && v->verdict == Verdict::kRegression ? 1 : 0;
+    counts.untested += !v || v->verdict == Verdict::kInconclusive ? 1 : 0;
+    const char* cls = verdictClass(v);
+    rows += fmt::format(
+        "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td>{}{}</tr>\n",
+        htmlEscape(lineName(*r, manyRoots)), r->sizeBytes, num(r->busbw), num(n.busbw),
+        changeCell(orMissing(r->busbw), orMissing(n.busbw), cls), num(timeOf(*r)), num(timeOf(n)),
+        changeCell(orMissing(timeOf(*r)), orMissing(timeOf(n)), cls), verdictCell(v));
+  }
+  counts.matched += cases;
+  std::string figure =
+      fmt::format("<div class=\"figure\">\n<h3>{}</h3>\n<div class=\"charts\">\n{}{}</div>\n{}",
+                  htmlEscape(title), renderSvgChart(charts.busbw), renderSvgChart(charts.latency),
+                  renderLegend(legend));
+  if (cases > 0) {
+    figure += fmt::format(
+        "<table class=\"data change\"><tr><th>variant</th><th>size</th><th>busbw base</th>"
+        "<th>busbw cand</th><th>busbw change</th><th>time base (us)</th><th>time cand "
+        "(us)</th><th>time change</th><th>verdict</th></tr>\n{}</table>\n",
+        rows);
+  } else {
+    figure += "<p class=\"note\">No case of this group was measured by both runs.</p>\n";
+  }
+  return figure + "</div>\n";
+}
+
+std::string compareSection(const ReportRun& base, const ReportRun& cand, const Verdicts& verdicts,
+                           Palette& palette) {
+  const RunRecord& b = base.run;
+  const RunRecord& c = cand.run;
+  std::string out = compareHead(b, c, verdicts);
   std::map<CaseTuple, const ResultRecord*> baseCases, candCases;
   for (const ResultRecord& r : base.results) {
     if (isOk(r)) baseCases[caseOf(r)] = &r;
@@ -555,81 +633,24 @@ std::string compareSection(const ReportRun& base, const ReportRun& cand,
   std::vector<Group> baseGroups = groupResults(base.results);
   std::vector<Group> candGroups = groupResults(cand.results);
   std::string figures;
-  int matched = 0, better = 0, worse = 0, untested = 0;
+  CompareCounts n;
   for (const Group& g : baseGroups) {
     auto cg = std::find_if(candGroups.begin(), candGroups.end(),
                            [&](const Group& x) { return x.key == g.key; });
     if (cg == candGroups.end()) continue;
-    bool manyRoots = g.manyRoots || cg->manyRoots;
-    std::string title = g.key.title();
-    SizeCharts charts = sizeCharts(title);
-    std::vector<LegendEntry> legend;
-    auto plot = [&](const Group& group, bool dashed, int64_t id) {
-      for (const ResultRecord* r : group.results) {
-        if (!isOk(*r)) continue;
-        std::string name = lineName(*r, manyRoots);
-        LegendEntry line{palette.key(name), name, palette.index(name)};
-        addLegend(legend, line);
-        std::string seriesName = fmt::format("{} (#{})", name, id);
-        auto x = static_cast<double>(r->sizeBytes);
-        addPoint(charts.busbw, line, dashed, x, r->busbw, seriesName);
-        addPoint(charts.latency, line, dashed, x, timeOf(*r), seriesName);
-      }
-    };
-    plot(g, true, b.id);
-    plot(*cg, false, c.id);
-    // The group's cases both runs measured, under its charts.
-    std::string rows;
-    int cases = 0;
-    for (const ResultRecord* r : g.results) {
-      if (!isOk(*r)) continue;
-      auto it = candCases.find(caseOf(*r));
-      if (it == candCases.end()) continue;
-      const ResultRecord& n = *it->second;
-      ++cases;
-      const CaseComparison* v = nullptr;
-      if (verdicts) {
-        auto found = verdicts->cases.find(CaseKey::of(*r));
-        if (found != verdicts->cases.end()) v = &found->second;
-      }
-      better += v && v->verdict == Verdict::kImprovement ? 1 : 0;
-      worse += v && v->verdict == Verdict::kRegression ? 1 : 0;
-      untested += !v || v->verdict == Verdict::kInconclusive ? 1 : 0;
-      const char* cls = verdictClass(v);
-      rows += fmt::format(
-          "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-          "class=\"num\">{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td>{}{}</tr>\n",
-          htmlEscape(lineName(*r, manyRoots)), r->sizeBytes, num(r->busbw), num(n.busbw),
-          changeCell(orMissing(r->busbw), orMissing(n.busbw), cls), num(timeOf(*r)), num(timeOf(n)),
-          changeCell(orMissing(timeOf(*r)), orMissing(timeOf(n)), cls), verdictCell(v));
-    }
-    matched += cases;
-    figures +=
-        fmt::format("<div class=\"figure\">\n<h3>{}</h3>\n<div class=\"charts\">\n{}{}</div>\n{}",
-                    htmlEscape(title), renderSvgChart(charts.busbw), renderSvgChart(charts.latency),
-                    renderLegend(legend));
-    if (cases > 0) {
-      figures += fmt::format(
-          "<table class=\"data change\"><tr><th>variant</th><th>size</th><th>busbw base</th>"
-          "<th>busbw cand</th><th>busbw change</th><th>time base (us)</th><th>time cand "
-          "(us)</th><th>time change</th><th>verdict</th></tr>\n{}</table>\n",
-          rows);
-    } else {
-      figures += "<p class=\"note\">No case of this group was measured by both runs.</p>\n";
-    }
-    figures += "</div>\n";
+    figures += compareFigure(g, *cg, b, c, candCases, verdicts, palette, n);
   }
   int onlyBase = 0, onlyCand = 0;
   for (const auto& [k, r] : baseCases) onlyBase += candCases.count(k) == 0 ? 1 : 0;
   for (const auto& [k, r] : candCases) onlyCand += baseCases.count(k) == 0 ? 1 : 0;
-  if (matched == 0) {
+  if (n.matched == 0) {
     out += "<p class=\"empty\">The two runs have no measured case in common.</p>\n";
   } else {
     out += fmt::format(
         "<p class=\"summary\"><b>{} case{} in common</b>: {} regression{}, {} improvement{}, {} "
         "untested or inconclusive.</p>\n",
-        matched, matched == 1 ? "" : "s", worse, worse == 1 ? "" : "s", better,
-        better == 1 ? "" : "s", untested);
+        n.matched, n.matched == 1 ? "" : "s", n.worse, n.worse == 1 ? "" : "s", n.better,
+        n.better == 1 ? "" : "s", n.untested);
   }
   if (onlyBase > 0 || onlyCand > 0) {
     out += fmt::format(
@@ -642,32 +663,19 @@ std::string compareSection(const ReportRun& base, const ReportRun& cand,
 
 // ---- history ----
 
-std::string historySection(const HtmlReportInput::History& h, Palette& palette) {
-  std::string out = fmt::format(
-      "<section class=\"history\" id=\"history\">\n<h2>History: label “{}” ({} run{})</h2>\n",
-      htmlEscape(h.label), h.runs.size(), h.runs.size() == 1 ? "" : "s");
-  if (h.runs.empty()) {
-    return out + fmt::format("<p class=\"empty\">No runs carry the label “{}”.</p>\n</section>\n",
-                             htmlEscape(h.label));
-  }
-  out += fmt::format(
-      "<p class=\"note\">busbw of each variant at {} over the runs, oldest first (time in us for "
-      "groups without a bus bandwidth). Lines join the runs that measured the point.</p>\n",
-      h.sizeBytes ? htmlEscape(fmt::format("{} bytes", *h.sizeBytes))
-                  : "the largest size it measured");
-  std::vector<std::string> categories;
-  for (const ReportRun& rr : h.runs) categories.push_back(fmt::format("#{}", rr.run.id));
+// One line of a history chart: a variant at one size, its value per run (NaN when missing).
+struct HistoryLine {
+  std::string name;
+  uint64_t size = 0;
+  std::vector<double> busbw, time;
+};
+struct HistoryGroup {
+  GroupKey key;
+  std::vector<HistoryLine> lines;
+};
 
-  // Groups and their lines in order of first appearance over the runs.
-  struct Line {
-    std::string name;
-    uint64_t size = 0;
-    std::vector<double> busbw, time;  // per run, NaN when missing
-  };
-  struct HistoryGroup {
-    GroupKey key;
-    std::vector<Line> lines;
-  };
+// Groups and their lines in order of first appearance over the runs, with each run's values.
+std::vector<HistoryGroup> historyGroups(const HtmlReportInput::History& h) {
   const double kMissing = std::numeric_limits<double>::quiet_NaN();
   std::vector<HistoryGroup> groups;
   // First pass: the lines and, without a chosen size, each line's largest size.
@@ -684,7 +692,7 @@ std::string historySection(const HtmlReportInput::History& h, Palette& palette) 
         if (h.sizeBytes && r->sizeBytes != *h.sizeBytes) continue;
         std::string name = lineName(*r, g.manyRoots);
         auto line = std::find_if(it->lines.begin(), it->lines.end(),
-                                 [&](const Line& l) { return l.name == name; });
+                                 [&](const HistoryLine& l) { return l.name == name; });
         if (line == it->lines.end()) {
           it->lines.push_back({name, r->sizeBytes, {}, {}});
         } else {
@@ -694,7 +702,7 @@ std::string historySection(const HtmlReportInput::History& h, Palette& palette) 
     }
   }
   for (HistoryGroup& hg : groups) {
-    for (Line& l : hg.lines) {
+    for (HistoryLine& l : hg.lines) {
       l.busbw.assign(h.runs.size(), kMissing);
       l.time.assign(h.runs.size(), kMissing);
     }
@@ -706,7 +714,7 @@ std::string historySection(const HtmlReportInput::History& h, Palette& palette) 
       for (const ResultRecord* r : g.results) {
         if (!isOk(*r)) continue;
         std::string name = lineName(*r, g.manyRoots);
-        for (Line& l : it->lines) {
+        for (HistoryLine& l : it->lines) {
           if (l.name == name && l.size == r->sizeBytes) {
             l.busbw[i] = orMissing(r->busbw);
             l.time[i] = orMissing(timeOf(*r));
@@ -715,56 +723,79 @@ std::string historySection(const HtmlReportInput::History& h, Palette& palette) 
       }
     }
   }
+  return groups;
+}
+
+// One group's chart over the runs (busbw, or time when it has none) and its table.
+std::string historyFigure(const HistoryGroup& hg, const HtmlReportInput::History& h,
+                          const std::vector<std::string>& categories, Palette& palette) {
+  bool anyBusbw = false;
+  for (const HistoryLine& l : hg.lines) {
+    for (double v : l.busbw) anyBusbw = anyBusbw || v > 0;
+  }
+  std::string title = hg.key.title();
+  ChartSpec spec;
+  spec.title = title + (anyBusbw ? ": busbw over runs" : ": time over runs");
+  spec.xTitle = "run (oldest first)";
+  spec.yTitle = anyBusbw ? "busbw (GB/s)" : "time (us)";
+  spec.x = AxisKind::kCategory;
+  spec.y = AxisKind::kLinear;
+  spec.categories = categories;
+  std::vector<LegendEntry> legend;
+  std::string rows;
+  for (const HistoryLine& l : hg.lines) {
+    LegendEntry entry{palette.key(l.name), fmt::format("{} @ {}", l.name, sizeTickLabel(l.size)),
+                      palette.index(l.name)};
+    addLegend(legend, entry);
+    ChartSeries s{entry.name, entry.key, entry.color, false, {}};
+    const std::vector<double>& values = anyBusbw ? l.busbw : l.time;
+    for (size_t i = 0; i < values.size(); ++i) {
+      s.points.emplace_back(static_cast<double>(i), values[i]);
+    }
+    spec.series.push_back(std::move(s));
+  }
+  // Table: one row per run, one column per line.
+  std::string head = "<tr><th>run</th><th>started</th>";
+  for (const HistoryLine& l : hg.lines) {
+    head += fmt::format("<th>{} @ {}</th>", htmlEscape(l.name), htmlEscape(sizeTickLabel(l.size)));
+  }
+  head += "</tr>\n";
+  for (size_t i = 0; i < h.runs.size(); ++i) {
+    rows += fmt::format("<tr><td>#{}</td><td>{}</td>", h.runs[i].run.id,
+                        htmlEscape(h.runs[i].run.startedAt));
+    for (const HistoryLine& l : hg.lines) {
+      double v = anyBusbw ? l.busbw[i] : l.time[i];
+      rows += fmt::format("<td class=\"num\">{}</td>", std::isnan(v) ? "-" : num(v));
+    }
+    rows += "</tr>\n";
+  }
+  return fmt::format(
+      "<div class=\"figure\">\n<h3>{}</h3>\n<div class=\"charts\">\n{}</div>\n{}<details>"
+      "<summary>table ({})</summary><table class=\"data\">{}{}</table></details>\n</div>\n",
+      htmlEscape(title), renderSvgChart(spec), renderLegend(legend), htmlEscape(spec.yTitle), head,
+      rows);
+}
+
+std::string historySection(const HtmlReportInput::History& h, Palette& palette) {
+  std::string out = fmt::format(
+      "<section class=\"history\" id=\"history\">\n<h2>History: label “{}” ({} run{})</h2>\n",
+      htmlEscape(h.label), h.runs.size(), h.runs.size() == 1 ? "" : "s");
+  if (h.runs.empty()) {
+    return out + fmt::format("<p class=\"empty\">No runs carry the label “{}”.</p>\n</section>\n",
+                             htmlEscape(h.label));
+  }
+  out += fmt::format(
+      "<p class=\"note\">busbw of each variant at {} over the runs, oldest first (time in us for "
+      "groups without a bus bandwidth). Lines join the runs that measured the point.</p>\n",
+      h.sizeBytes ? htmlEscape(fmt::format("{} bytes", *h.sizeBytes))
+                  : "the largest size it measured");
+  std::vector<std::string> categories;
+  for (const ReportRun& rr : h.runs) categories.push_back(fmt::format("#{}", rr.run.id));
   int drawn = 0;
-  for (const HistoryGroup& hg : groups) {
+  for (const HistoryGroup& hg : historyGroups(h)) {
     if (hg.lines.empty()) continue;
-    bool anyBusbw = false;
-    for (const Line& l : hg.lines) {
-      for (double v : l.busbw) anyBusbw = anyBusbw || v > 0;
-    }
-    std::string title = hg.key.title();
-    ChartSpec spec;
-    spec.title = title + (anyBusbw ? ": busbw over runs" : ": time over runs");
-    spec.xTitle = "run (oldest first)";
-    spec.yTitle = anyBusbw ? "busbw (GB/s)" : "time (us)";
-    spec.x = AxisKind::kCategory;
-    spec.y = AxisKind::kLinear;
-    spec.categories = categories;
-    std::vector<LegendEntry> legend;
-    std::string rows;
-    for (const Line& l : hg.lines) {
-      LegendEntry entry{palette.key(l.name), fmt::format("{} @ {}", l.name, sizeTickLabel(l.size)),
-                        palette.index(l.name)};
-      addLegend(legend, entry);
-      ChartSeries s{entry.name, entry.key, entry.color, false, {}};
-      const std::vector<double>& values = anyBusbw ? l.busbw : l.time;
-      for (size_t i = 0; i < values.size(); ++i) {
-        s.points.emplace_back(static_cast<double>(i), values[i]);
-      }
-      spec.series.push_back(std::move(s));
-    }
-    // Table: one row per run, one column per line.
-    std::string head = "<tr><th>run</th><th>started</th>";
-    for (const Line& l : hg.lines) {
-      head +=
-          fmt::format("<th>{} @ {}</th>", htmlEscape(l.name), htmlEscape(sizeTickLabel(l.size)));
-    }
-    head += "</tr>\n";
-    for (size_t i = 0; i < h.runs.size(); ++i) {
-      rows += fmt::format("<tr><td>#{}</td><td>{}</td>", h.runs[i].run.id,
-                          htmlEscape(h.runs[i].run.startedAt));
-      for (const Line& l : hg.lines) {
-        double v = anyBusbw ? l.busbw[i] : l.time[i];
-        rows += fmt::format("<td class=\"num\">{}</td>", std::isnan(v) ? "-" : num(v));
-      }
-      rows += "</tr>\n";
-    }
     ++drawn;
-    out += fmt::format(
-        "<div class=\"figure\">\n<h3>{}</h3>\n<div class=\"charts\">\n{}</div>\n{}<details>"
-        "<summary>table ({})</summary><table class=\"data\">{}{}</table></details>\n</div>\n",
-        htmlEscape(title), renderSvgChart(spec), renderLegend(legend), htmlEscape(spec.yTitle),
-        head, rows);
+    out += historyFigure(hg, h, categories, palette);
   }
   if (drawn == 0) {
     out += fmt::format("<p class=\"empty\">No run labelled “{}” has a result{}.</p>\n",
