@@ -217,6 +217,69 @@ void groupsFromMetadata(const std::string& file, const Node& n, RankTrace& out) 
   parseProcessGroups(file, fmt::format("node {}", n.id), payload, out);
 }
 
+// Record 0, GlobalMetadata: 1 version, 2 attrs (schema); nothing replay needs beyond a sane
+// record.
+void checkGlobalMetadata(const std::string& name, std::string_view msg) {
+  const bool ok = forEachField(msg, [](int field, int wire, Cursor& m) {
+    if (field != 2 || wire != 2) return false;
+    Attr unused;
+    if (!decodeAttr(m.bytes(), unused)) m.ok = false;
+    return true;
+  });
+  if (!ok) traceError(name, "record 0 (GlobalMetadata)", "not a Chakra metadata record");
+}
+
+// op's kind (and a send's or receive's peer) from a COMM_COLL, SEND or RECV node; false for a
+// collective node without comm_type, which is not replayed.
+bool setKind(const std::string& name, const std::string& where, const Node& n, bool previousP2p,
+             CommOp& op) {
+  if (n.type == kColl) {
+    const Attr* t = n.attr("comm_type");
+    // The host-side c10d:: twins of a collective carry no comm attributes: the GPU node is
+    // the one op to replay.
+    if (!t) return false;
+    if (!t->integer) traceError(name, where, "comm_type is not an integer");
+    auto k = collectiveOf(*t->integer);
+    if (!k) {
+      traceError(name, where,
+                 fmt::format("collective type {} (gather/scatter or unknown) is not replayed",
+                             *t->integer));
+    }
+    op.kind = *k;
+  } else {
+    // comm_type on SEND/RECV nodes holds the node type (5/6) in ASTRA-sim's files: ignored.
+    op.kind = n.type == kSend ? OpKind::kSend : OpKind::kRecv;
+    const Attr* peer = n.attr(n.type == kSend ? "comm_dst" : "comm_src");
+    if (!peer || !peer->integer || *peer->integer < 0) {
+      traceError(name, where, n.type == kSend ? "send without comm_dst" : "recv without comm_src");
+    }
+    op.peer = static_cast<int>(*peer->integer);
+    op.withPrevious = previousP2p;
+  }
+  return true;
+}
+
+// op's size (comm_size bytes), group and element type.
+void setSize(const std::string& name, const std::string& where, const Node& n, CommOp& op) {
+  int64_t size = 0;
+  if (op.kind != OpKind::kBarrier) {
+    const Attr* s = n.attr("comm_size");
+    if (!s || !s->integer || *s->integer <= 0) {
+      traceError(name, where, "comm_size missing or not a positive byte count");
+    }
+    size = *s->integer;
+  }
+  if (const Attr* pg = n.attr("pg_name"); pg && pg->text && *pg->text != "0") op.group = *pg->text;
+  // No dtype in the schema: the node's input types or kernel name, else float when the bytes
+  // allow it (ASTRA-sim's sizes do), else bytes.
+  auto dt = nodeType(n);
+  if (!dt || size % static_cast<int64_t>(dataTypeSize(*dt)) != 0) {
+    dt = size % 4 == 0 ? DataType::kFloat : DataType::kUint8;
+  }
+  op.dtype = *dt;
+  op.count = static_cast<uint64_t>(size) / dataTypeSize(op.dtype);
+}
+
 }  // namespace
 
 RankTrace readChakra(const std::string& name, std::string_view bytes) {
@@ -234,14 +297,7 @@ RankTrace readChakra(const std::string& name, std::string_view bytes) {
                  "truncated protobuf stream (a record's length runs past the end)");
     }
     if (record == 0) {
-      // GlobalMetadata: 1 version, 2 attrs (schema); nothing replay needs beyond a sane record.
-      const bool ok = forEachField(msg, [](int field, int wire, Cursor& m) {
-        if (field != 2 || wire != 2) return false;
-        Attr unused;
-        if (!decodeAttr(m.bytes(), unused)) m.ok = false;
-        return true;
-      });
-      if (!ok) traceError(name, "record 0 (GlobalMetadata)", "not a Chakra metadata record");
+      checkGlobalMetadata(name, msg);
       out.format = "chakra";
       ++record;
       continue;
@@ -270,49 +326,9 @@ RankTrace readChakra(const std::string& name, std::string_view bytes) {
     }
     CommOp op;
     op.node = where;
-    if (n.type == kColl) {
-      const Attr* t = n.attr("comm_type");
-      // The host-side c10d:: twins of a collective carry no comm attributes: the GPU node is
-      // the one op to replay.
-      if (!t) continue;
-      if (!t->integer) traceError(name, where, "comm_type is not an integer");
-      auto k = collectiveOf(*t->integer);
-      if (!k) {
-        traceError(name, where,
-                   fmt::format("collective type {} (gather/scatter or unknown) is not replayed",
-                               *t->integer));
-      }
-      op.kind = *k;
-    } else {
-      // comm_type on SEND/RECV nodes holds the node type (5/6) in ASTRA-sim's files: ignored.
-      op.kind = n.type == kSend ? OpKind::kSend : OpKind::kRecv;
-      const Attr* peer = n.attr(n.type == kSend ? "comm_dst" : "comm_src");
-      if (!peer || !peer->integer || *peer->integer < 0) {
-        traceError(name, where,
-                   n.type == kSend ? "send without comm_dst" : "recv without comm_src");
-      }
-      op.peer = static_cast<int>(*peer->integer);
-      op.withPrevious = previousP2p;
-    }
+    if (!setKind(name, where, n, previousP2p, op)) continue;
     previousP2p = isPointToPoint(op.kind);
-    int64_t size = 0;
-    if (op.kind != OpKind::kBarrier) {
-      const Attr* s = n.attr("comm_size");
-      if (!s || !s->integer || *s->integer <= 0) {
-        traceError(name, where, "comm_size missing or not a positive byte count");
-      }
-      size = *s->integer;
-    }
-    if (const Attr* pg = n.attr("pg_name"); pg && pg->text && *pg->text != "0")
-      op.group = *pg->text;
-    // No dtype in the schema: the node's input types or kernel name, else float when the bytes
-    // allow it (ASTRA-sim's sizes do), else bytes.
-    auto dt = nodeType(n);
-    if (!dt || size % static_cast<int64_t>(dataTypeSize(*dt)) != 0) {
-      dt = size % 4 == 0 ? DataType::kFloat : DataType::kUint8;
-    }
-    op.dtype = *dt;
-    op.count = static_cast<uint64_t>(size) / dataTypeSize(op.dtype);
+    setSize(name, where, n, op);
     if (n.durationUs > 0) op.recordedUs = static_cast<double>(n.durationUs);
     op.gapUs = gap;
     gap = 0;

@@ -159,9 +159,39 @@ struct ReplayEngine::Impl {
     return *tr;
   }
 
-  void plan() {
-    const Registry& reg = o.registry ? *o.registry : Registry::builtin();
-    size_t sendBytes = 1, recvBytes = 1;
+  // Call c's pieces (c.transport's exchange): each send/receive of the batch, or an
+  // all_to_all(v)'s block per group rank; sendBytes/recvBytes grow to what they need.
+  void planExchange(Call& c, size_t& sendBytes, size_t& recvBytes) {
+    size_t so = 0, ro = 0;
+    for (size_t j = c.first; j <= c.last; ++j) {
+      const CommOp& x = ops[j];
+      if (x.kind == OpKind::kSend) {
+        c.pieces.push_back({true, true, x.peer, so, x.bytes()});
+        so += x.bytes();
+      } else if (x.kind == OpKind::kRecv) {
+        c.pieces.push_back({false, true, x.peer, ro, x.bytes()});
+        ro += x.bytes();
+      } else {
+        const bool v = x.kind == OpKind::kAllToAllV;
+        const size_t xe = dataTypeSize(x.dtype);
+        for (int p = 0; p < c.n; ++p) {
+          const size_t sb = (v ? x.inSplits[p] : x.count / c.n) * xe;
+          const size_t rb = (v ? x.outSplits[p] : x.count / c.n) * xe;
+          c.pieces.push_back({true, false, p, so, sb});
+          c.pieces.push_back({false, false, p, ro, rb});
+          if (p == c.grank) c.self.push_back({so, ro, std::min(sb, rb)});
+          so += sb;
+          ro += rb;
+        }
+      }
+    }
+    sendBytes = std::max(sendBytes, so);
+    recvBytes = std::max(recvBytes, ro);
+  }
+
+  // The calls: one per op, consecutive sends/receives as one; a registry collective's key in
+  // `prepared`; sendBytes/recvBytes grow to the largest call's buffers.
+  void planCalls(const Registry& reg, size_t& sendBytes, size_t& recvBytes) {
     for (size_t i = 0; i < ops.size(); ++i) {
       Call c;
       c.first = c.last = i;
@@ -190,37 +220,17 @@ struct ReplayEngine::Impl {
         if (!prepared.count(key)) prepared[key] = nullptr;
       } else if (op.kind != OpKind::kBarrier) {
         c.transport = &transportOf(group);
-        size_t so = 0, ro = 0;
-        for (size_t j = c.first; j <= c.last; ++j) {
-          const CommOp& x = ops[j];
-          if (x.kind == OpKind::kSend) {
-            c.pieces.push_back({true, true, x.peer, so, x.bytes()});
-            so += x.bytes();
-          } else if (x.kind == OpKind::kRecv) {
-            c.pieces.push_back({false, true, x.peer, ro, x.bytes()});
-            ro += x.bytes();
-          } else {
-            const bool v = x.kind == OpKind::kAllToAllV;
-            const size_t xe = dataTypeSize(x.dtype);
-            for (int p = 0; p < c.n; ++p) {
-              const size_t sb = (v ? x.inSplits[p] : x.count / c.n) * xe;
-              const size_t rb = (v ? x.outSplits[p] : x.count / c.n) * xe;
-              c.pieces.push_back({true, false, p, so, sb});
-              c.pieces.push_back({false, false, p, ro, rb});
-              if (p == c.grank) c.self.push_back({so, ro, std::min(sb, rb)});
-              so += sb;
-              ro += rb;
-            }
-          }
-        }
-        sendBytes = std::max(sendBytes, so);
-        recvBytes = std::max(recvBytes, ro);
+        planExchange(c, sendBytes, recvBytes);
       }
       calls.push_back(c);
       i = c.last;
     }
-    // One pair of buffers for every op, of the memory the variants use (device memory for GPU
-    // variants: their allocator, as the sweep does). The pairwise exchanges move host memory.
+  }
+
+  // One pair of buffers for every op, of the memory the variants use (device memory for GPU
+  // variants: their allocator, as the sweep does). The pairwise exchanges move host memory.
+  // Returns the variant whose memory the buffers are (nullptr: host memory).
+  const VariantInfo* bufferMemory() const {
     const VariantInfo* memoryOf = nullptr;
     bool exchanges = false;
     for (const auto& c : calls) {
@@ -241,7 +251,11 @@ struct ReplayEngine::Impl {
           "host transports (leave them out with --ops, or give a host variant)",
           memoryOf->name));
     }
-    // Prepare every distinct call once, in key order (the same on every member of a group).
+    return memoryOf;
+  }
+
+  // Prepare every distinct call once, in key order (the same on every member of a group).
+  void prepareCalls(const Registry& reg) {
     for (auto& [key, prep] : prepared) {
       const auto& [group, coll, dtype, count, root] = key;
       Team& t = *teams.at(group);
@@ -267,6 +281,10 @@ struct ReplayEngine::Impl {
                          .get();
       }
     }
+  }
+
+  // The two buffers, filled; in host memory, each exchange's sends and receives posted on them.
+  void allocateBuffers(const VariantInfo* memoryOf, size_t sendBytes, size_t recvBytes) {
     std::unique_ptr<BufferAllocator> alloc = memoryOf && memoryOf->allocator
                                                  ? memoryOf->allocator(world.comm())
                                                  : std::make_unique<HostAllocator>();
@@ -286,6 +304,15 @@ struct ReplayEngine::Impl {
         if (!p.send) c.recvs.push_back({p.peer, recv + p.offset, p.bytes});
       }
     }
+  }
+
+  void plan() {
+    const Registry& reg = o.registry ? *o.registry : Registry::builtin();
+    size_t sendBytes = 1, recvBytes = 1;
+    planCalls(reg, sendBytes, recvBytes);
+    const VariantInfo* memoryOf = bufferMemory();
+    prepareCalls(reg);
+    allocateBuffers(memoryOf, sendBytes, recvBytes);
   }
 
   // An all_to_all(v) or a batch of sends/receives: the block to itself copied, the rest posted

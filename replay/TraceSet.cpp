@@ -168,7 +168,12 @@ uint64_t largestBuffers(const TraceSet& s) {
   return most;
 }
 
-void fitToWorld(TraceSet& s, int world, int shrinkTo, double scaleSize) {
+namespace {
+
+// fitToWorld's stages, in the order it runs them.
+
+// Refuses a world the traces do not fit; one trace (--use-one-trace) is copied to every rank.
+void checkWorld(TraceSet& s, int world, int shrinkTo) {
   if (world < 1) throw UsageError("replay needs at least one rank");
   if (s.oneTrace) {
     if (shrinkTo > 0 && shrinkTo != world) {
@@ -195,8 +200,10 @@ void fitToWorld(TraceSet& s, int world, int shrinkTo, double scaleSize) {
         "--ranks {}, or replay one file everywhere with --use-one-trace",
         s.name, s.recordedRanks, world, s.recordedRanks, world));
   }
-  const int recorded = s.oneTrace ? world : s.recordedRanks;
-  // Groups: the union of what every kept rank declared (the same name must mean the same ranks).
+}
+
+// Groups: the union of what every kept rank declared (the same name must mean the same ranks).
+std::map<std::string, ProcessGroup> declaredGroups(const TraceSet& s, int world) {
   std::map<std::string, ProcessGroup> declared;
   for (int r = 0; r < world; ++r) {
     for (const auto& [name, g] : s.ranks[r].groups) {
@@ -207,6 +214,11 @@ void fitToWorld(TraceSet& s, int world, int shrinkTo, double scaleSize) {
       }
     }
   }
+  return declared;
+}
+
+// s.groups: the world ("", every recorded rank) and each declared group (no ranks: the world).
+void setGroups(TraceSet& s, const std::map<std::string, ProcessGroup>& declared, int recorded) {
   s.groups.clear();
   GroupInfo all;
   for (int r = 0; r < recorded; ++r) all.members.push_back(r);
@@ -217,171 +229,195 @@ void fitToWorld(TraceSet& s, int world, int shrinkTo, double scaleSize) {
     gi.members = g.ranks.empty() ? all.members : g.ranks;
     s.groups[name] = gi;
   }
-  // Shrink: drop ranks >= world from every group, and the ops that lose their peer.
+}
+
+// What fitting the ops to the world needs, and what it dropped.
+struct OpFit {
+  int world = 0;
+  int recorded = 0;  // the ranks the world group had as recorded
+  bool shrinking = false;
+  const std::map<std::string, ProcessGroup>& declared;
+  std::map<std::string, std::vector<size_t>> keptIndex;  // group -> old group ranks kept
   uint64_t droppedBytes = 0, keptBytes = 0;
   int droppedOps = 0;
-  const bool shrinking = !s.oneTrace && world < s.recordedRanks;
-  if (shrinking) s.ranks.resize(world);
-  std::map<std::string, std::vector<size_t>> keptIndex;  // group -> old group ranks kept
+};
+
+// Shrink: drop ranks >= world from every group (keptIndex says which group ranks stay).
+void shrinkGroups(TraceSet& s, OpFit& f) {
   for (auto& [name, g] : s.groups) {
     std::vector<int> m;
     for (size_t j = 0; j < g.members.size(); ++j) {
-      if (g.members[j] < world) {
+      if (g.members[j] < f.world) {
         m.push_back(g.members[j]);
-        keptIndex[name].push_back(j);
-      } else if (!shrinking) {
+        f.keptIndex[name].push_back(j);
+      } else if (!f.shrinking) {
         throw UsageError(fmt::format("trace {}: group '{}' names rank {} of a {}-rank world",
-                                     s.name, name, g.members[j], world));
+                                     s.name, name, g.members[j], f.world));
       }
     }
     g.members = std::move(m);
   }
-  for (int r = 0; r < world; ++r) {
-    RankTrace& t = s.ranks[r];
-    std::vector<CommOp> kept;
+}
+
+// One op of rank r fitted to the (shrunk) groups: true when it loses its peer or group and is
+// dropped; all_to_allv keeps the kept ranks' splits, reduce_scatter and all_to_all their
+// per-peer part.
+bool fitOp(const TraceSet& s, OpFit& f, const RankTrace& t, int r, CommOp& op) {
+  auto gi = s.groups.find(op.group);
+  if (gi == s.groups.end()) {
+    traceError(t.file, op.node, fmt::format("group '{}' was never declared", op.group));
+  }
+  const auto& members = gi->second.members;
+  const int world = f.world;
+  const bool shrinking = f.shrinking;
+  bool drop = false;
+  if (isPointToPoint(op.kind)) {
+    if (op.peer >= world) drop = shrinking;
+    if (op.peer >= world && !shrinking) {
+      traceError(t.file, op.node, fmt::format("peer {} of a {}-rank world", op.peer, world));
+    }
+  } else if (std::find(members.begin(), members.end(), r) == members.end()) {
+    drop = true;  // this rank left the group: only possible when shrinking
+    if (!shrinking) traceError(t.file, op.node, "an op on a group this rank is not in");
+  } else if (op.kind == OpKind::kAllToAllV && shrinking) {
+    const auto& idx = f.keptIndex[op.group];
+    std::vector<uint64_t> in, out;
+    for (size_t j : idx) {
+      if (j >= op.inSplits.size() || j >= op.outSplits.size()) {
+        traceError(t.file, op.node, "fewer split sizes than group members");
+      }
+      in.push_back(op.inSplits[j]);
+      out.push_back(op.outSplits[j]);
+    }
+    op.inSplits = std::move(in);
+    op.outSplits = std::move(out);
+    op.count = 0;
+    for (auto x : op.inSplits) op.count += x;
+  } else if ((op.kind == OpKind::kReduceScatter || op.kind == OpKind::kAllToAll) && shrinking) {
+    // Keep what each rank exchanges with each peer: the buffer scales with the group.
+    const uint64_t kept = f.keptIndex[op.group].size();
+    const auto d = f.declared.find(op.group);
+    const uint64_t was = op.group.empty() || d == f.declared.end() || d->second.ranks.empty()
+                             ? static_cast<uint64_t>(f.recorded)
+                             : d->second.ranks.size();
+    if (was > 0 && op.count % was == 0) op.count = op.count / was * kept;
+  }
+  return drop;
+}
+
+// Rank r's ops fitted (fitOp), the dropped ones counted and left out.
+void fitRankOps(TraceSet& s, OpFit& f, int r) {
+  RankTrace& t = s.ranks[r];
+  std::vector<CommOp> kept;
+  for (auto& op : t.ops) {
+    const uint64_t before = op.bytes();
+    if (fitOp(s, f, t, r, op)) {
+      f.droppedBytes += before;
+      ++f.droppedOps;
+      continue;
+    }
+    f.keptBytes += op.bytes();
+    f.droppedBytes += before > op.bytes() ? before - op.bytes() : 0;
+    if (op.withPrevious && (kept.empty() || !isPointToPoint(kept.back().kind))) {
+      op.withPrevious = false;
+    }
+    kept.push_back(std::move(op));
+  }
+  t.ops = std::move(kept);
+}
+
+// --scale-size: every message scaled; the recorded durations no longer apply.
+void scaleSizes(TraceSet& s, double scaleSize) {
+  if (!(scaleSize > 0)) throw UsageError("--scale-size must be positive");
+  for (auto& t : s.ranks) {
     for (auto& op : t.ops) {
-      auto gi = s.groups.find(op.group);
-      if (gi == s.groups.end()) {
-        traceError(t.file, op.node, fmt::format("group '{}' was never declared", op.group));
-      }
-      const auto& members = gi->second.members;
-      const uint64_t before = op.bytes();
-      bool drop = false;
-      if (isPointToPoint(op.kind)) {
-        if (op.peer >= world) drop = shrinking;
-        if (op.peer >= world && !shrinking) {
-          traceError(t.file, op.node, fmt::format("peer {} of a {}-rank world", op.peer, world));
-        }
-      } else if (std::find(members.begin(), members.end(), r) == members.end()) {
-        drop = true;  // this rank left the group: only possible when shrinking
-        if (!shrinking) traceError(t.file, op.node, "an op on a group this rank is not in");
-      } else if (op.kind == OpKind::kAllToAllV && shrinking) {
-        const auto& idx = keptIndex[op.group];
-        std::vector<uint64_t> in, out;
-        for (size_t j : idx) {
-          if (j >= op.inSplits.size() || j >= op.outSplits.size()) {
-            traceError(t.file, op.node, "fewer split sizes than group members");
-          }
-          in.push_back(op.inSplits[j]);
-          out.push_back(op.outSplits[j]);
-        }
-        op.inSplits = std::move(in);
-        op.outSplits = std::move(out);
+      const uint64_t n = s.groups[op.group].members.size();
+      if (op.kind == OpKind::kAllToAllV) {
         op.count = 0;
-        for (auto x : op.inSplits) op.count += x;
-      } else if ((op.kind == OpKind::kReduceScatter || op.kind == OpKind::kAllToAll) && shrinking) {
-        // Keep what each rank exchanges with each peer: the buffer scales with the group.
-        const uint64_t kept = keptIndex[op.group].size();
-        const auto d = declared.find(op.group);
-        const uint64_t was = op.group.empty() || d == declared.end() || d->second.ranks.empty()
-                                 ? static_cast<uint64_t>(recorded)
-                                 : d->second.ranks.size();
-        if (was > 0 && op.count % was == 0) op.count = op.count / was * kept;
+        for (auto& x : op.inSplits) op.count += (x = scaled(x, scaleSize));
+        for (auto& x : op.outSplits) x = scaled(x, scaleSize);
+      } else if (op.kind == OpKind::kReduceScatter || op.kind == OpKind::kAllToAll) {
+        op.count = scaled(op.count / n, scaleSize) * n;  // stays a multiple of the group
+      } else {
+        op.count = scaled(op.count, scaleSize);
       }
-      if (drop) {
-        droppedBytes += before;
-        ++droppedOps;
-        continue;
-      }
-      keptBytes += op.bytes();
-      droppedBytes += before > op.bytes() ? before - op.bytes() : 0;
-      if (op.withPrevious && (kept.empty() || !isPointToPoint(kept.back().kind))) {
-        op.withPrevious = false;
-      }
-      kept.push_back(std::move(op));
+      op.recordedUs = -1;  // a duration of the recorded size says nothing about another
     }
-    t.ops = std::move(kept);
   }
-  if (shrinking) {
-    s.notes.push_back(fmt::format(
-        "--ranks {}: the traces of ranks 0..{} of {}; traffic with ranks {}..{} left out ({} ops "
-        "and {} B of {} B on the kept ranks); groups keep their members below {}; all_to_allv "
-        "keeps the splits among the kept ranks",
-        world, world - 1, s.recordedRanks, world, s.recordedRanks - 1, droppedOps, droppedBytes,
-        droppedBytes + keptBytes, world));
+  s.notes.push_back(fmt::format(
+      "--scale-size {:g}: every message {:g} x its recorded size (recorded durations not shown)",
+      scaleSize, scaleSize));
+}
+
+// Op k of group member j (b) against member 0's (a): the same op, a root inside the group, a
+// size that splits, all_to_allv splits that match what each peer sends.
+void checkMemberOp(const TraceSet& s, const GroupInfo& g, const std::string& gname,
+                   const std::vector<std::vector<const CommOp*>>& seqs, size_t j, size_t k) {
+  const size_t n = g.members.size();
+  const int r0 = g.members[0];
+  const CommOp& a = *seqs[0][k];
+  const CommOp& b = *seqs[j][k];
+  const int r = g.members[j];
+  const bool same = a.kind == b.kind && a.dtype == b.dtype &&
+                    (a.kind == OpKind::kAllToAllV || a.count == b.count) && a.root == b.root;
+  if (!same) {
+    traceError(s.ranks[r].file, b.node,
+               fmt::format("rank {}'s op {} on {} is {}, rank {}'s is {}", r, k, gname, describe(b),
+                           r0, describe(a)));
   }
-  if (scaleSize != 1) {
-    if (!(scaleSize > 0)) throw UsageError("--scale-size must be positive");
-    for (auto& t : s.ranks) {
-      for (auto& op : t.ops) {
-        const uint64_t n = s.groups[op.group].members.size();
-        if (op.kind == OpKind::kAllToAllV) {
-          op.count = 0;
-          for (auto& x : op.inSplits) op.count += (x = scaled(x, scaleSize));
-          for (auto& x : op.outSplits) x = scaled(x, scaleSize);
-        } else if (op.kind == OpKind::kReduceScatter || op.kind == OpKind::kAllToAll) {
-          op.count = scaled(op.count / n, scaleSize) * n;  // stays a multiple of the group
-        } else {
-          op.count = scaled(op.count, scaleSize);
-        }
-        op.recordedUs = -1;  // a duration of the recorded size says nothing about another
-      }
-    }
-    s.notes.push_back(fmt::format(
-        "--scale-size {:g}: every message {:g} x its recorded size (recorded durations not shown)",
-        scaleSize, scaleSize));
+  if (b.root >= static_cast<int>(n)) {
+    traceError(s.ranks[r].file, b.node,
+               fmt::format("root {} outside {} of {} ranks", b.root, gname, n));
   }
-  // Every group's members must agree, op by op.
-  for (const auto& [name, g] : s.groups) {
-    if (g.members.empty()) continue;
-    std::vector<std::vector<const CommOp*>> seqs(g.members.size());
-    for (size_t j = 0; j < g.members.size(); ++j) {
-      for (const auto& op : s.ranks[g.members[j]].ops) {
-        if (!isPointToPoint(op.kind) && op.group == name) seqs[j].push_back(&op);
-      }
+  if ((b.kind == OpKind::kReduceScatter || b.kind == OpKind::kAllToAll) && b.count % n) {
+    traceError(s.ranks[r].file, b.node,
+               fmt::format("{} of {} elements does not split over {} ranks", opKindName(b.kind),
+                           b.count, n));
+  }
+  if (b.kind == OpKind::kAllToAllV) {
+    if (b.inSplits.size() != n || b.outSplits.size() != n) {
+      traceError(s.ranks[r].file, b.node,
+                 fmt::format("{} split sizes for {} of {} ranks", b.inSplits.size(), gname, n));
     }
-    const int r0 = g.members[0];
-    const std::string gname = name.empty() ? "the world" : "group '" + name + "'";
-    for (size_t j = 0; j < seqs.size(); ++j) {
-      const int r = g.members[j];
-      if (seqs[j].size() != seqs[0].size()) {
-        traceError(s.ranks[r].file, "",
-                   fmt::format("rank {} has {} ops on {}, rank {} has {}", r, seqs[j].size(), gname,
-                               r0, seqs[0].size()));
-      }
-    }
-    const size_t n = g.members.size();
-    for (size_t k = 0; k < seqs[0].size(); ++k) {
-      const CommOp& a = *seqs[0][k];
-      for (size_t j = 0; j < n; ++j) {
-        const CommOp& b = *seqs[j][k];
-        const int r = g.members[j];
-        const bool same = a.kind == b.kind && a.dtype == b.dtype &&
-                          (a.kind == OpKind::kAllToAllV || a.count == b.count) && a.root == b.root;
-        if (!same) {
-          traceError(s.ranks[r].file, b.node,
-                     fmt::format("rank {}'s op {} on {} is {}, rank {}'s is {}", r, k, gname,
-                                 describe(b), r0, describe(a)));
-        }
-        if (b.root >= static_cast<int>(n)) {
-          traceError(s.ranks[r].file, b.node,
-                     fmt::format("root {} outside {} of {} ranks", b.root, gname, n));
-        }
-        if ((b.kind == OpKind::kReduceScatter || b.kind == OpKind::kAllToAll) && b.count % n) {
-          traceError(s.ranks[r].file, b.node,
-                     fmt::format("{} of {} elements does not split over {} ranks",
-                                 opKindName(b.kind), b.count, n));
-        }
-        if (b.kind == OpKind::kAllToAllV) {
-          if (b.inSplits.size() != n || b.outSplits.size() != n) {
-            traceError(
-                s.ranks[r].file, b.node,
-                fmt::format("{} split sizes for {} of {} ranks", b.inSplits.size(), gname, n));
-          }
-          for (size_t p = 0; p < n; ++p) {
-            const CommOp& q = *seqs[p][k];
-            if (q.inSplits.size() == n && b.outSplits[p] != q.inSplits[j]) {
-              traceError(s.ranks[r].file, b.node,
-                         fmt::format("all_to_allv: rank {} expects {} elements from rank {}, "
-                                     "which sends it {}",
-                                     r, b.outSplits[p], g.members[p], q.inSplits[j]));
-            }
-          }
-        }
+    for (size_t p = 0; p < n; ++p) {
+      const CommOp& q = *seqs[p][k];
+      if (q.inSplits.size() == n && b.outSplits[p] != q.inSplits[j]) {
+        traceError(s.ranks[r].file, b.node,
+                   fmt::format("all_to_allv: rank {} expects {} elements from rank {}, "
+                               "which sends it {}",
+                               r, b.outSplits[p], g.members[p], q.inSplits[j]));
       }
     }
   }
-  // Every send meets a receive of the same size, in order, per ordered pair of ranks.
+}
+
+// Every group's members must agree, op by op.
+void checkGroupAgrees(const TraceSet& s, const std::string& name, const GroupInfo& g) {
+  if (g.members.empty()) return;
+  std::vector<std::vector<const CommOp*>> seqs(g.members.size());
+  for (size_t j = 0; j < g.members.size(); ++j) {
+    for (const auto& op : s.ranks[g.members[j]].ops) {
+      if (!isPointToPoint(op.kind) && op.group == name) seqs[j].push_back(&op);
+    }
+  }
+  const int r0 = g.members[0];
+  const std::string gname = name.empty() ? "the world" : "group '" + name + "'";
+  for (size_t j = 0; j < seqs.size(); ++j) {
+    const int r = g.members[j];
+    if (seqs[j].size() != seqs[0].size()) {
+      traceError(s.ranks[r].file, "",
+                 fmt::format("rank {} has {} ops on {}, rank {} has {}", r, seqs[j].size(), gname,
+                             r0, seqs[0].size()));
+    }
+  }
+  const size_t n = g.members.size();
+  for (size_t k = 0; k < seqs[0].size(); ++k) {
+    for (size_t j = 0; j < n; ++j) checkMemberOp(s, g, gname, seqs, j, k);
+  }
+}
+
+// Every send meets a receive of the same size, in order, per ordered pair of ranks.
+void checkPointToPoint(const TraceSet& s, int world) {
   std::map<std::pair<int, int>, std::vector<const CommOp*>> sends, recvs;
   for (int r = 0; r < world; ++r) {
     for (const auto& op : s.ranks[r].ops) {
@@ -414,6 +450,30 @@ void fitToWorld(TraceSet& s, int world, int shrinkTo, double scaleSize) {
                              pair.second, list.size(), pair.first, sends[pair].size()));
     }
   }
+}
+
+}  // namespace
+
+void fitToWorld(TraceSet& s, int world, int shrinkTo, double scaleSize) {
+  checkWorld(s, world, shrinkTo);
+  const int recorded = s.oneTrace ? world : s.recordedRanks;
+  const std::map<std::string, ProcessGroup> declared = declaredGroups(s, world);
+  setGroups(s, declared, recorded);
+  OpFit f{world, recorded, !s.oneTrace && world < s.recordedRanks, declared, {}};
+  if (f.shrinking) s.ranks.resize(world);
+  shrinkGroups(s, f);
+  for (int r = 0; r < world; ++r) fitRankOps(s, f, r);
+  if (f.shrinking) {
+    s.notes.push_back(fmt::format(
+        "--ranks {}: the traces of ranks 0..{} of {}; traffic with ranks {}..{} left out ({} ops "
+        "and {} B of {} B on the kept ranks); groups keep their members below {}; all_to_allv "
+        "keeps the splits among the kept ranks",
+        world, world - 1, s.recordedRanks, world, s.recordedRanks - 1, f.droppedOps, f.droppedBytes,
+        f.droppedBytes + f.keptBytes, world));
+  }
+  if (scaleSize != 1) scaleSizes(s, scaleSize);
+  for (const auto& [name, g] : s.groups) checkGroupAgrees(s, name, g);
+  checkPointToPoint(s, world);
 }
 
 }  // namespace cb::replay

@@ -330,31 +330,34 @@ class ImbParser {
       }
     }
     std::string when = importer::isoFromLocalTime(date_);
-    for (size_t i = 0; i < runs.size(); ++i) {
-      ImportedRun& run = runs[i];
-      RunRecord& rec = run.run;
-      bool failed = false;
-      for (const auto& r : run.results) failed = failed || r.status == "failed";
-      rec.status = failed ? RunStatus::kFailed : RunStatus::kOk;
-      rec.startedAt = when;
-      if (!when.empty()) {
-        run.notes.push_back("startedAt is IMB's '# Date', local time of the benchmark host");
-      }
-      run.notes.insert(run.notes.end(), notes_.begin(), notes_.end());
-      if (usedMbytes[i]) {
-        run.notes.push_back(
-            fmt::format("Mbytes/sec read as {} bytes/s", mb == kMB ? "1e6" : "2^20 (1048576)"));
-      }
-      json env = json::object();
-      env["tool"] = "imb";
-      env["toolVersion"] = version_;
-      if (!part_.empty()) env["part"] = part_;
-      if (!date_.empty()) env["date"] = date_;
-      if (!mpiStandard_.empty()) env["mpiStandard"] = mpiStandard_;
-      if (!calling_.empty()) env["callingSequence"] = calling_;
-      importer::finishImportedRun(run, options_, "imb", std::move(env));
-    }
+    for (size_t i = 0; i < runs.size(); ++i) finishRun(runs[i], when, usedMbytes[i], mb);
     return runs;
+  }
+
+  // A run's status, start (when), notes and environment; usedMbytes: a Mbytes/sec column of mb
+  // bytes was read.
+  void finishRun(ImportedRun& run, const std::string& when, bool usedMbytes, double mb) {
+    RunRecord& rec = run.run;
+    bool failed = false;
+    for (const auto& r : run.results) failed = failed || r.status == "failed";
+    rec.status = failed ? RunStatus::kFailed : RunStatus::kOk;
+    rec.startedAt = when;
+    if (!when.empty()) {
+      run.notes.push_back("startedAt is IMB's '# Date', local time of the benchmark host");
+    }
+    run.notes.insert(run.notes.end(), notes_.begin(), notes_.end());
+    if (usedMbytes) {
+      run.notes.push_back(
+          fmt::format("Mbytes/sec read as {} bytes/s", mb == kMB ? "1e6" : "2^20 (1048576)"));
+    }
+    json env = json::object();
+    env["tool"] = "imb";
+    env["toolVersion"] = version_;
+    if (!part_.empty()) env["part"] = part_;
+    if (!date_.empty()) env["date"] = date_;
+    if (!mpiStandard_.empty()) env["mpiStandard"] = mpiStandard_;
+    if (!calling_.empty()) env["callingSequence"] = calling_;
+    importer::finishImportedRun(run, options_, "imb", std::move(env));
   }
 
   const ImportOptions& options_;

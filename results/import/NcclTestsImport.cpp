@@ -545,7 +545,32 @@ class NcclTestsParser {
     bool worldUnknown = sec.devicesTruncated || sec.devices.empty();
     if (worldUnknown) statedRanks = 0;
     int n = importer::resolveWorldSize(statedRanks, options_, sec.table->headerLine);
+    const std::string coll = sectionCollective(sec, stated, worldUnknown, n, run);
 
+    if (sec.table->root >= 0 && n > 1) checkBusbw(sec, coll, n);
+
+    std::string variant = sec.algo.empty() ? "nccl" : "nccl:" + sec.algo;
+    bool anyFailed = false;
+    for (auto& r : sec.results) {
+      r.collective = coll;
+      r.variant = variant;
+      if (n > 0) r.nranks = n;  // 0: the log does not say
+      anyFailed = anyFailed || r.status == "failed";
+    }
+    setRunRecord(sec, n, hosts, anyFailed, lastLine, run);
+    json env = sectionEnvironment(sec, lastLine);
+    run.results = std::move(sec.results);
+    importer::finishImportedRun(run, options_, "nccl-tests", std::move(env));
+    runs_.push_back(std::move(run));
+  }
+
+  // closeSection's stages, in its order.
+
+  // The collective of a closed section: stated (by the binary, else --collective), or inferred
+  // from the table; n, the world size (0: unknown), is inferred too where the devices do not
+  // give it. The notes say what was inferred.
+  std::string sectionCollective(const Section& sec, const std::string& stated, bool worldUnknown,
+                                int& n, ImportedRun& run) {
     std::string coll;
     if (stated.empty() && !options_.collective) {
       // Old logs name no collective: infer it from the table (see inferCollective).
@@ -581,18 +606,12 @@ class NcclTestsParser {
                               : "no '# Rank' device lines: the world size is not known");
     }
     if (stated.empty() && options_.collective) checkUserCollective(coll, n, sec);
+    return coll;
+  }
 
-    if (sec.table->root >= 0 && n > 1) checkBusbw(sec, coll, n);
-
-    std::string variant = sec.algo.empty() ? "nccl" : "nccl:" + sec.algo;
-    bool anyFailed = false;
-    for (auto& r : sec.results) {
-      r.collective = coll;
-      r.variant = variant;
-      if (n > 0) r.nranks = n;  // 0: the log does not say
-      anyFailed = anyFailed || r.status == "failed";
-    }
-
+  // The run record: world, hosts, versions, start, and the status the rows and footers give.
+  void setRunRecord(const Section& sec, int n, const std::vector<std::string>& hosts,
+                    bool anyFailed, int lastLine, ImportedRun& run) {
     RunRecord& rec = run.run;
     rec.worldSize = n;
     for (const auto& h : hosts) rec.hosts += (rec.hosts.empty() ? "" : ",") + h;
@@ -619,7 +638,10 @@ class NcclTestsParser {
     } else {
       rec.status = RunStatus::kOk;
     }
+  }
 
+  // The run's environment: the tool, its parameters and device lines, the footers, the lines.
+  static json sectionEnvironment(const Section& sec, int lastLine) {
     json env = json::object();
     env["tool"] = "nccl-tests";
     if (!sec.toolVersion.empty()) env["toolVersion"] = sec.toolVersion;
@@ -636,9 +658,7 @@ class NcclTestsParser {
     if (sec.outOfBounds) env["outOfBounds"] = *sec.outOfBounds;
     if (sec.avgBusBw) env["avgBusBandwidth"] = *sec.avgBusBw;
     env["lines"] = {sec.firstLine, lastLine};
-    run.results = std::move(sec.results);
-    importer::finishImportedRun(run, options_, "nccl-tests", std::move(env));
-    runs_.push_back(std::move(run));
+    return env;
   }
 
   struct Inferred {

@@ -54,7 +54,53 @@ class JsonReport {
     if (!results.is_array()) fail("results", "is not a list");
 
     ImportedRun run;
-    // The collective: a trace-replay experiment name, else the binary name (args[0]).
+    std::string coll = collective(results);
+    Devices devices = devicesOf(config);
+    if (devices.statedRanks == 0)
+      run.notes.push_back("no device list: the world size is not known");
+    int n = importer::resolveWorldSize(devices.statedRanks, options_, 0);
+    ojson ncclEnv = ojson::object();
+    std::string variant = ncclEnvironment(ncclEnv);
+
+    int64_t iterations = config.contains("iterations") ? intAt(config, "iterations", "config") : 0;
+    bool anyFailed = false;
+    for (size_t i = 0; i < results.size(); ++i) {
+      std::string where = fmt::format("results[{}]", i);
+      const json& row = results[i];
+      if (!row.is_object()) fail(where, "is not an object");
+      const ResultRecord r = rowRecord(row, where, coll, variant, n, iterations);
+      for (const char* placement : {"out_of_place", "in_place"}) {
+        if (auto x = placementRecord(row, where, placement, r, anyFailed)) {
+          run.results.push_back(std::move(*x));
+        }
+      }
+    }
+    if (run.results.empty()) fail("results", "holds no measurement");
+
+    std::optional<int64_t> outOfBounds = setRunRecord(run, n, devices.hosts, anyFailed);
+    ojson env = ojson::object();
+    env["tool"] = "nccl-tests";
+    env["jsonVersion"] = version;
+    if (!binary_.empty()) env["binary"] = binary_;
+    if (auto it = doc_.find("args"); it != doc_.end()) env["args"] = ojson::parse(it->dump());
+    ojson cfg = ojson::parse(config.dump());
+    cfg.erase("devices");
+    env["parameters"] = std::move(cfg);
+    env["devices"] = std::move(devices.list);
+    env["ncclEnvironment"] = std::move(ncclEnv);
+    if (outOfBounds) env["outOfBounds"] = *outOfBounds;
+    if (auto it = doc_.find("end_time"); it != doc_.end() && it->is_string()) {
+      env["endTime"] = it->get<std::string>();
+    }
+    importer::finishImportedRun(run, options_, "nccl-tests-json", std::move(env));
+    return run;
+  }
+
+ private:
+  // The stages of parse(), in its order.
+
+  // The collective: a trace-replay experiment name, else the binary name (args[0]).
+  std::string collective(const json& results) {
     std::string stated;
     if (auto it = doc_.find("args");
         it != doc_.end() && it->is_array() && !it->empty() && (*it)[0].is_string()) {
@@ -67,32 +113,41 @@ class JsonReport {
         stated = importer::normalizeCollective(it->get<std::string>());
       }
     }
-    std::string coll = importer::resolveCollective(stated, options_, 0, "no binary in 'args'");
+    return importer::resolveCollective(stated, options_, 0, "no binary in 'args'");
+  }
 
-    // Devices: one entry per process.
+  struct Devices {
+    std::vector<std::string> hosts;
+    ojson list = ojson::array();
+    int statedRanks = 0;  // 0: no device list
+  };
+
+  // Devices: one entry per process.
+  Devices devicesOf(const json& config) {
+    Devices out;
     int nthreads = intAt(config, "nthreads", "config");
     int ngpus = intAt(config, "ngpus", "config");
-    std::vector<std::string> hosts;
     int processes = 0;
-    ojson devices = ojson::array();
     if (auto it = config.find("devices"); it != config.end() && it->is_array()) {
       for (const auto& d : *it) {
         ++processes;
         if (auto h = d.find("hostname"); h != d.end() && h->is_string()) {
           std::string host = h->get<std::string>();
-          if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+          if (std::find(out.hosts.begin(), out.hosts.end(), host) == out.hosts.end()) {
+            out.hosts.push_back(host);
+          }
         }
-        devices.push_back(ojson::parse(d.dump()));
+        out.list.push_back(ojson::parse(d.dump()));
       }
     }
-    int statedRanks = processes * nthreads * ngpus;
-    if (statedRanks == 0) run.notes.push_back("no device list: the world size is not known");
-    int n = importer::resolveWorldSize(statedRanks, options_, 0);
+    out.statedRanks = processes * nthreads * ngpus;
+    return out;
+  }
 
-    // Environment: NCCL_ALGO picks the variant; only NCCL_* variables are kept (env may hold
-    // secrets).
+  // Environment: NCCL_ALGO picks the variant (returned); only NCCL_* variables are kept in
+  // ncclEnv (env may hold secrets).
+  std::string ncclEnvironment(ojson& ncclEnv) {
     std::string variant = "nccl";
-    ojson ncclEnv = ojson::object();
     if (auto it = doc_.find("env"); it != doc_.end() && it->is_array()) {
       for (const auto& e : *it) {
         if (!e.is_string()) continue;
@@ -105,88 +160,101 @@ class JsonReport {
         }
       }
     }
+    return variant;
+  }
 
-    int64_t iterations = config.contains("iterations") ? intAt(config, "iterations", "config") : 0;
-    bool anyFailed = false;
-    for (size_t i = 0; i < results.size(); ++i) {
-      std::string where = fmt::format("results[{}]", i);
-      const json& row = results[i];
-      if (!row.is_object()) fail(where, "is not an object");
-      ResultRecord r;
-      r.medianKnown = false;  // unless the per-iteration statistics give p50
-      r.collective = coll;
-      r.variant = variant;
-      if (n > 0) r.nranks = n;  // 0: the log does not say
-      r.sizeBytes = unsignedAt(row, "size", where);
-      r.count = unsignedAt(row, "count", where);
-      r.dtype = importer::normalizeDataType(stringAt(row, "type", where));
-      r.op = toLower(stringAt(row, "redop", where));
-      std::string root(trim(stringAt(row, "root", where)));
-      auto rootValue = importer::toSigned(root);
-      if (!rootValue) fail(where + ".root", fmt::format("'{}' is not an integer", root));
-      if (*rootValue >= 0) r.root = static_cast<int>(*rootValue);  // -1: not rooted
-      int64_t iters =
-          row.contains("actual_iterations") ? intAt(row, "actual_iterations", where) : iterations;
-      if (iters > 0) r.iterations = iters;
-      r.statistic = "mean";
-      for (const char* placement : {"out_of_place", "in_place"}) {
-        auto it = row.find(placement);
-        if (it == row.end()) fail(where, fmt::format("has no '{}'", placement));
-        if (it->is_null()) continue;  // trace replay: in-place only
-        std::string pw = where + "." + placement;
-        if (!it->is_object()) fail(pw, "is not an object");
-        ResultRecord x = r;
-        x.placement = std::string(placement) == "out_of_place" ? "out" : "in";
-        const char* timeKey = it->contains("cpu_time") ? "cpu_time" : "time";
-        double time = doubleAt(*it, timeKey, pw);
-        double algbw = doubleAt(*it, "alg_bw", pw);
-        double busbw = doubleAt(*it, "bus_bw", pw);
-        if (std::isnan(time) || std::isnan(algbw) || std::isnan(busbw)) {
-          x.status = "skipped";  // nothing measured: the values stay unset
-          x.timeKnown = false;
-          x.message = "nccl-tests reported nan";
-        } else {
-          x.timeUs = time;
-          x.meanUs = time;
-          x.algbw = algbw;
-          x.busbw = busbw;
-        }
-        const json& nwrong = member(*it, "nwrong", pw);
-        if (!nwrong.is_null()) {  // null: not checked, wrong stays unset
-          double w = numberOf(nwrong, pw + ".nwrong");
-          if (!std::isnan(w)) x.wrong = std::llround(w);
-          if (x.wrong > 0) {
-            x.status = "failed";
-            x.message = fmt::format("{} wrong elements", *x.wrong);
-            anyFailed = true;
-          }
-        }
-        if (auto pi = row.find(std::string(placement) + "_per_iter");
-            pi != row.end() && pi->is_object()) {
-          std::string piw = where + "." + placement + "_per_iter";
-          auto stat = [&](const char* key, double divisor = 1) -> std::optional<double> {
-            double v = doubleAt(*pi, key, piw);
-            return std::isnan(v) ? std::nullopt : std::optional<double>(v / divisor);
-          };
-          x.minUs = stat("min_us");
-          x.maxUs = stat("max_us");
-          auto median = stat("p50_us");
-          x.medianKnown = median.has_value();
-          x.medianUs = median.value_or(0);
-          x.p99Us = stat("p99_us");
-          x.cv = stat("cv_pct", 100);
-          if (auto t = pi->find("times_us"); t != pi->end() && t->is_array()) {
-            for (size_t k = 0; k < t->size(); ++k) {
-              double v = numberOf((*t)[k], fmt::format("{}.times_us[{}]", piw, k));
-              if (!std::isnan(v)) x.samplesUs.push_back(v);
-            }
-          }
-        }
-        run.results.push_back(std::move(x));
+  // What a row's placements share: size, count, type, op, root, iterations.
+  ResultRecord rowRecord(const json& row, const std::string& where, const std::string& coll,
+                         const std::string& variant, int n, int64_t iterations) {
+    ResultRecord r;
+    r.medianKnown = false;  // unless the per-iteration statistics give p50
+    r.collective = coll;
+    r.variant = variant;
+    if (n > 0) r.nranks = n;  // 0: the log does not say
+    r.sizeBytes = unsignedAt(row, "size", where);
+    r.count = unsignedAt(row, "count", where);
+    r.dtype = importer::normalizeDataType(stringAt(row, "type", where));
+    r.op = toLower(stringAt(row, "redop", where));
+    std::string root(trim(stringAt(row, "root", where)));
+    auto rootValue = importer::toSigned(root);
+    if (!rootValue) fail(where + ".root", fmt::format("'{}' is not an integer", root));
+    if (*rootValue >= 0) r.root = static_cast<int>(*rootValue);  // -1: not rooted
+    int64_t iters =
+        row.contains("actual_iterations") ? intAt(row, "actual_iterations", where) : iterations;
+    if (iters > 0) r.iterations = iters;
+    r.statistic = "mean";
+    return r;
+  }
+
+  // The result of one placement of a row (r: what the row's placements share); nullopt when
+  // the placement is null (trace replay: in-place only). anyFailed is set by wrong elements.
+  std::optional<ResultRecord> placementRecord(const json& row, const std::string& where,
+                                              const char* placement, const ResultRecord& r,
+                                              bool& anyFailed) {
+    auto it = row.find(placement);
+    if (it == row.end()) fail(where, fmt::format("has no '{}'", placement));
+    if (it->is_null()) return std::nullopt;
+    std::string pw = where + "." + placement;
+    if (!it->is_object()) fail(pw, "is not an object");
+    ResultRecord x = r;
+    x.placement = std::string(placement) == "out_of_place" ? "out" : "in";
+    const char* timeKey = it->contains("cpu_time") ? "cpu_time" : "time";
+    double time = doubleAt(*it, timeKey, pw);
+    double algbw = doubleAt(*it, "alg_bw", pw);
+    double busbw = doubleAt(*it, "bus_bw", pw);
+    if (std::isnan(time) || std::isnan(algbw) || std::isnan(busbw)) {
+      x.status = "skipped";  // nothing measured: the values stay unset
+      x.timeKnown = false;
+      x.message = "nccl-tests reported nan";
+    } else {
+      x.timeUs = time;
+      x.meanUs = time;
+      x.algbw = algbw;
+      x.busbw = busbw;
+    }
+    const json& nwrong = member(*it, "nwrong", pw);
+    if (!nwrong.is_null()) {  // null: not checked, wrong stays unset
+      double w = numberOf(nwrong, pw + ".nwrong");
+      if (!std::isnan(w)) x.wrong = std::llround(w);
+      if (x.wrong > 0) {
+        x.status = "failed";
+        x.message = fmt::format("{} wrong elements", *x.wrong);
+        anyFailed = true;
       }
     }
-    if (run.results.empty()) fail("results", "holds no measurement");
+    readPerIteration(row, where, placement, x);
+    return x;
+  }
 
+  // Version 2+: the placement's per-iteration statistics, and its times as samples.
+  void readPerIteration(const json& row, const std::string& where, const char* placement,
+                        ResultRecord& x) {
+    auto pi = row.find(std::string(placement) + "_per_iter");
+    if (pi == row.end() || !pi->is_object()) return;
+    std::string piw = where + "." + placement + "_per_iter";
+    auto stat = [&](const char* key, double divisor = 1) -> std::optional<double> {
+      double v = doubleAt(*pi, key, piw);
+      return std::isnan(v) ? std::nullopt : std::optional<double>(v / divisor);
+    };
+    x.minUs = stat("min_us");
+    x.maxUs = stat("max_us");
+    auto median = stat("p50_us");
+    x.medianKnown = median.has_value();
+    x.medianUs = median.value_or(0);
+    x.p99Us = stat("p99_us");
+    x.cv = stat("cv_pct", 100);
+    if (auto t = pi->find("times_us"); t != pi->end() && t->is_array()) {
+      for (size_t k = 0; k < t->size(); ++k) {
+        double v = numberOf((*t)[k], fmt::format("{}.times_us[{}]", piw, k));
+        if (!std::isnan(v)) x.samplesUs.push_back(v);
+      }
+    }
+  }
+
+  // The run record: world, hosts, versions, start, and the status the footer objects give;
+  // returns the out-of-bounds count (nullopt: the test did not finish).
+  std::optional<int64_t> setRunRecord(ImportedRun& run, int n,
+                                      const std::vector<std::string>& hosts, bool anyFailed) {
     RunRecord& rec = run.run;
     rec.worldSize = n;
     for (const auto& h : hosts) rec.hosts += (rec.hosts.empty() ? "" : ",") + h;
@@ -227,26 +295,9 @@ class JsonReport {
     } else {
       rec.status = RunStatus::kOk;
     }
-
-    ojson env = ojson::object();
-    env["tool"] = "nccl-tests";
-    env["jsonVersion"] = version;
-    if (!binary_.empty()) env["binary"] = binary_;
-    if (auto it = doc_.find("args"); it != doc_.end()) env["args"] = ojson::parse(it->dump());
-    ojson cfg = ojson::parse(config.dump());
-    cfg.erase("devices");
-    env["parameters"] = std::move(cfg);
-    env["devices"] = std::move(devices);
-    env["ncclEnvironment"] = std::move(ncclEnv);
-    if (outOfBounds) env["outOfBounds"] = *outOfBounds;
-    if (auto it = doc_.find("end_time"); it != doc_.end() && it->is_string()) {
-      env["endTime"] = it->get<std::string>();
-    }
-    importer::finishImportedRun(run, options_, "nccl-tests-json", std::move(env));
-    return run;
+    return outOfBounds;
   }
 
- private:
   [[noreturn]] void fail(const std::string& where, std::string_view what) {
     importer::fail(options_, 0,
                    where.empty() ? std::string(what) : fmt::format("{}: {}", where, what));
