@@ -604,6 +604,19 @@ std::vector<const VariantInfo*> selectedVariants(const SweepOptions& o, Collecti
   return out;
 }
 
+bool onlyGpuVariants(const SweepOptions& sweep, const Registry& registry) {
+  if (runsEveryVariant(sweep)) return false;
+  for (const auto& name : sweep.variants) {
+    for (Collective c : sweep.collectives) {
+      const VariantInfo* v = registry.find(c, name);
+      if (!v) continue;
+      v = variantOnTransport(v, sweep.variantOptions.schedule.transport);
+      if (v->memory != MemoryKind::kDevice) return false;
+    }
+  }
+  return true;
+}
+
 void validateSweep(Team& team, const SweepOptions& o) { checkOptions(team, o, sweepRegistry(o)); }
 
 SweepSummary runSweep(Team& team, const SweepOptions& o, const SweepSink& sink) {

@@ -120,6 +120,11 @@ bool variantSelected(const SweepOptions& o, std::string_view name);
 // The selected variants of collective c in registry order, as registered (before --transport
 // moves a hand-written one to its device twin: variantOnTransport).
 std::vector<const VariantInfo*> selectedVariants(const SweepOptions& o, Collective c);
+// True when every variant asked for by name runs on a GPU (nccl, its plan columns, or the
+// hand-written algorithms with --transport cuda): the local world then defaults to one rank per
+// visible GPU instead of one per core, since two ranks can't share a GPU. `registry`: the
+// sweep's (its NCCL plan columns included).
+bool onlyGpuVariants(const SweepOptions& sweep, const Registry& registry);
 
 // The one rule for -f (the CLI's check and the engine's): a finite factor above 1, or exactly 1
 // for one size (-b = -e). Throws UsageError.

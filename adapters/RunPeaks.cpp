@@ -1,0 +1,97 @@
+#include "adapters/RunPeaks.h"
+
+#include <fmt/format.h>
+
+#include "bench/Peak.h"
+#include "bench/TimingLoops.h"
+#include "core/Size.h"
+#include "core/Text.h"
+#include "topology/LinkBounds.h"
+
+namespace cb {
+
+std::vector<std::string> sweepDescription(const SweepOptions& sweep) {
+  std::vector<std::string> lines{fmt::format(
+      "# sizes {}..{} B, -n {} -w {} -c {} -N {}; time = {} over iterations of the {} over ranks "
+      "(-a {})",
+      sweep.minBytes, sweep.maxBytes, sweep.iterations, sweep.warmup, sweep.checkRounds,
+      sweep.cycles, statisticName(sweep.statistic), rankCombineName(sweep.combine),
+      static_cast<int>(sweep.combine))};
+  lines.push_back(fmt::format("# timing {}", timingModeDescription(sweep.timing)));
+  if (sweep.timeBudgetSeconds > 0) {
+    lines.push_back(
+        fmt::format("# adaptive: {:g} s per point picks the iteration count (-n ignored)",
+                    sweep.timeBudgetSeconds));
+  }
+  return lines;
+}
+
+std::map<std::string, std::string> headerFields(const RunRecord& r) {
+  return {{"collbench_version", r.collbenchVersion},
+          {"started_at", r.startedAt},
+          {"label", r.label},
+          {"command_line", r.commandLine},
+          {"mpi_version", r.mpiVersion},
+          {"ucx_version", r.ucxVersion},
+          {"cuda_version", r.cudaVersion},
+          {"nccl_version", r.ncclVersion},
+          {"hosts", r.hosts},
+          {"world_size", std::to_string(r.worldSize)},
+          {"world_kind", r.worldKind},
+          {"fingerprint", r.fingerprint}};
+}
+
+void RunPeaks::apply(PointResult& p) const {
+  // GPU ranks bound the device variants; host variants beside them move through host memory,
+  // which the link bound does not describe.
+  bool device = startsWith(p.variant, "nccl") || p.variant.find("/cuda") != std::string::npos;
+  if (p.variant == "memcpy" || device != deviceRanks) return;
+  auto it = bounds.find(p.coll);
+  if (it == bounds.end() || !it->second.known()) return;
+  // One rank in place moves nothing (core/PeakModel.h, judgedFigure).
+  if (!judgedPoint(p.nranks, p.placement == Placement::kIn)) return;
+  p.peak = it->second.busbw;
+  p.peakLimit = it->second.limit;
+}
+
+RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep) {
+  RunPeaks peaks;
+  const RunTopology& topo = s.topology();
+  for (const auto& p : topo.placements) {
+    peaks.deviceRanks = peaks.deviceRanks || !p.gpuBusId.empty();
+  }
+  const int n = s.team().size();
+  std::vector<double> byRank;
+  const double copy = hostCopyGBps(s.team(), topo.placements, sweep.timeoutSeconds, &byRank);
+  if (copy > 0) {
+    peaks.header += fmt::format("# peak: host memory copy {:.2f} GB/s per rank ({} copying {}{})\n",
+                                copy, n == 1 ? "one rank" : fmt::format("{} ranks", n),
+                                formatSize(copyProbeBytes(n)), n == 1 ? "" : " at once");
+    peaks.header += copyByNumaLine(byRank, topo.placements);
+  }
+  for (Collective c : sweep.collectives) {
+    Bound b = collectiveLinkBound(topo.hosts, topo.placements, c, copy);
+    peaks.header += b.known() ? fmt::format("# peak: {} bound {:.2f} GB/s {}: {}\n",
+                                            collectiveName(c), b.busbw, b.figure(), b.basis)
+                              : fmt::format("# peak: {}: no bound known for this hardware ({})\n",
+                                            collectiveName(c), b.unknownWhy);
+    peaks.bounds[c] = std::move(b);
+  }
+  return peaks;
+}
+
+RunVerdicts runVerdicts(const std::vector<PointResult>& all, const RunPeaks& peaks,
+                        double expectFraction) {
+  auto verdicts = judgeRun(all, peaks.bounds, expectFraction);
+  RunVerdicts out;
+  out.detailJson = verdictsJson(verdicts, peaks.bounds, "run topology");
+  out.text = peakView(all) + verdictLines(verdicts);
+  for (const auto& v : verdicts) {
+    if (v.verdict.kind != Verdict::Kind::kLow) continue;
+    out.low.push_back(
+        fmt::format("{} {} is {}", collectiveName(v.coll), v.variant, v.verdict.line));
+  }
+  return out;
+}
+
+}  // namespace cb
