@@ -1,0 +1,116 @@
+// What each diag command prints, writes and stores (diagnosis/DiagDocuments.h) and the stored form
+// of a diagnosis (results/DiagRecords.h): the verdict's outcome rules, the records of the real
+// pairwise cluster logs, the run record they are stored under.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "diagnosis/DiagDocuments.h"
+#include "results/DiagRecords.h"
+
+namespace cb {
+namespace {
+
+TEST(DiagRecords, MetricsHaveTheirStoredNames) {
+  EXPECT_EQ(diagCollective(DiagMetric::kBibw), "diag-bibw");
+  EXPECT_EQ(diagCollective(DiagMetric::kLatency), "diag-latency");
+  EXPECT_EQ(diagCollective(DiagMetric::kBisect), "diag-bisect");
+  EXPECT_EQ(diagCollective(DiagMetric::kArrival), "diag-arrival");
+  EXPECT_EQ(diagCollective(DiagMetric::kFinish), "diag-finish");
+  EXPECT_EQ(diagCollective("alltoall"), "diag-alltoall");
+  ResultRecord r;
+  r.collective = diagCollective(DiagMetric::kFinish);
+  EXPECT_TRUE(isDiagResult(r));
+  r.collective = "allreduce";
+  EXPECT_FALSE(isDiagResult(r));
+}
+
+TEST(DiagDocuments, LinksAreHealthyOnlyWhenAlikeQuietAndWithinTheirBound) {
+  DiagLinksResult res;  // no suspect link
+  LinksOutcome o = linksOutcome(res, "");
+  EXPECT_TRUE(o.healthy);
+  EXPECT_FALSE(o.tooNoisy);
+  res.agreement.tooNoisy = true;  // the schedules disagreed: neither healthy nor a suspect
+  o = linksOutcome(res, "");
+  EXPECT_FALSE(o.healthy);
+  EXPECT_TRUE(o.tooNoisy);
+  // Every link equally slow is not healthy: the bound judges, and that is a finding, not noise.
+  o = linksOutcome(res, "below bound: ...\n");
+  EXPECT_FALSE(o.healthy);
+  EXPECT_FALSE(o.tooNoisy);
+}
+
+TEST(DiagDocuments, BisectionDefersToThePairMatrixWhenItFellBack) {
+  DiagBisectResult res;
+  res.healthy = false;
+  res.fellBack = true;  // halves alike: the (healthy) pair matrix decides
+  EXPECT_TRUE(bisectHealthy(res));
+  res.fellBack = false;
+  EXPECT_FALSE(bisectHealthy(res));
+  res.healthy = true;
+  res.slowRank = 2;
+  EXPECT_FALSE(bisectHealthy(res));
+}
+
+TEST(DiagDocuments, ClusterLogsGiveOneRecordPerLinkAndTheVerdict) {
+  // The 28 real node-pair logs of 8 H100 nodes (tests/data/diag/cluster00-g1): alltoall names
+  // exactly four slow pairs, as tests/cli/diag.sh checks through the command.
+  const std::filesystem::path dir =
+      std::filesystem::path(CB_SOURCE_DIR) / "tests/data/diag/cluster00-g1";
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  ASSERT_EQ(files.size(), 28u);
+  std::vector<PairwiseInput> inputs;
+  for (const std::string& f : files) {
+    std::ifstream in(f);
+    std::ostringstream text;
+    text << in.rdbuf();
+    ImportOptions io;
+    io.path = f;
+    inputs.push_back({f, parsePairwiseLog(text.str(), io)});
+  }
+  const PairwiseLogs logs = pairwiseLinks(inputs);
+  const LogsDiagnosis d = logsDocuments(logs, files, SuspectOptions{});
+  EXPECT_FALSE(d.healthy);
+  for (const char* pair : {"cnode2-001-cnode2-004", "cnode2-002-cnode2-003",
+                           "cnode2-002-cnode2-006", "cnode2-004-cnode2-006"}) {
+    EXPECT_NE(d.docs.text.find(std::string("SUSPECT link ") + pair + " (alltoall busbw)"),
+              std::string::npos)
+        << pair;
+  }
+  size_t links = 0;
+  for (const PairwiseMatrix& m : logs.matrices) links += m.links.size();
+  ASSERT_EQ(d.docs.records.size(), links);  // measured and failed links alike
+  int suspects = 0;
+  for (const ResultRecord& r : d.docs.records) {
+    EXPECT_TRUE(isDiagResult(r)) << r.collective;
+    EXPECT_EQ(r.runId, 0);  // the caller's run sets it
+    std::string source, a, b;
+    ASSERT_TRUE(parseDiagVariant(r.variant, source, a, b)) << r.variant;
+    EXPECT_EQ(source, "nccl-tests");
+    EXPECT_FALSE(r.timeKnown);  // the logs give a link's bandwidth only
+    if (r.collective == "diag-alltoall" && r.message.rfind("suspect", 0) == 0) ++suspects;
+  }
+  EXPECT_EQ(suspects, 4);
+  const auto j = nlohmann::json::parse(d.docs.json);
+  EXPECT_EQ(j["command"], "diag logs");
+  EXPECT_EQ(j["healthy"], false);
+  EXPECT_EQ(j["files"].size(), 28u);
+  EXPECT_EQ(d.docs.csv.substr(0, d.docs.csv.find('\n')),
+            linkCsvHeader().substr(0, linkCsvHeader().find('\n')));
+
+  const RunRecord run = logsRunRecord(logs, "cluster00", "collbench diag logs ...");
+  EXPECT_EQ(run.worldKind, "imported");
+  EXPECT_EQ(run.worldSize, 8);
+  EXPECT_EQ(std::count(run.hosts.begin(), run.hosts.end(), ','), 7);
+  EXPECT_EQ(run.label, "cluster00");
+  EXPECT_EQ(run.status, RunStatus::kRunning);
+}
+
+}  // namespace
+}  // namespace cb
