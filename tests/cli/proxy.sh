@@ -133,7 +133,7 @@ done
 
 # ---- PP: the bubble per stage printed next to (p-1)/(m+p-1) (= 33.3% for p 3, m 4) ----
 # (Its value is timing: the schedules are checked step by step and the simulated bubble against
-# the formula in tests/unit/test_proxy_plan.cpp; the measured figures are in the notes.)
+# the formula in tests/unit/proxies/test_proxy_plan.cpp; the measured figures are in the notes.)
 pp=(proxy pp --np 3 --model gpt2-xl --layers 6 --seq 64 --tflops 2 -m 4 -w 1 --no-db)
 for sched in gpipe 1f1b; do
   expect 0 "$cb" "${pp[@]}" --schedule "$sched" --steps 3

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "../common/TempDir.h"
+#include "common/TempDir.h"
 #include "results/Store.h"
 #include "results/import/Import.h"
 

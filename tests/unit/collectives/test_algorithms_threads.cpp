@@ -13,9 +13,9 @@
 #include <tuple>
 #include <vector>
 
-#include "../common/AlgorithmCases.h"
 #include "collectives/Team.h"
 #include "collectives/transport/LocalWorld.h"
+#include "common/AlgorithmCases.h"
 
 namespace cb::test {
 namespace {

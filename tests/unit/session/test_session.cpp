@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "../common/TempDir.h"
+#include "common/TempDir.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "results/Store.h"

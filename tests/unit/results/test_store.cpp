@@ -15,7 +15,7 @@
 #include <functional>
 #include <string>
 
-#include "../common/TempDir.h"
+#include "common/TempDir.h"
 #include "core/Error.h"
 #include "core/HostMap.h"
 #include "results/Store.h"

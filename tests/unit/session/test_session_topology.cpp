@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/TempDir.h"
+#include "common/TempDir.h"
 #include "core/HostMap.h"
 #include "core/LinkClass.h"
 #include "results/Store.h"

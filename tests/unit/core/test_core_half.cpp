@@ -10,7 +10,7 @@
 #include <random>
 #include <string>
 
-#include "SmallFloatReference.h"
+#include "common/SmallFloatReference.h"
 #include "core/Half.h"
 
 namespace {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "../common/TempDir.h"
 #include "bench/P2p.h"
 #include "bench/Report.h"
+#include "common/TempDir.h"
 #include "core/Collective.h"
 #include "core/DataType.h"
 #include "core/Error.h"

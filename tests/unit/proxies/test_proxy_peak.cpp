@@ -2,7 +2,7 @@
 // machines of tests/data/topologies, every bound and time worked out by hand in the comments.
 #include <gtest/gtest.h>
 
-#include "RecordedMachines.h"
+#include "common/RecordedMachines.h"
 #include "topology/LinkBounds.h"
 #include "topology/Placement.h"
 #include "topology/Topology.h"

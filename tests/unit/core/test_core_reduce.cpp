@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "SmallFloatReference.h"
+#include "common/SmallFloatReference.h"
 #include "core/DataType.h"
 #include "core/Error.h"
 #include "core/Reduce.h"

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "RecordedMachines.h"
 #include "bench/Peak.h"
+#include "common/RecordedMachines.h"
 #include "core/PeakModel.h"
 #include "results/import/Import.h"
 #include "results/import/ImportPeak.h"

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "../common/TempDir.h"
+#include "common/TempDir.h"
 #include "core/Error.h"
 #include "results/Case.h"
 #include "results/Compare.h"
