@@ -2,9 +2,8 @@
 // modelled compute between the calls (training_proxies/Proxy.h), its metrics printed and stored:
 // one result per world size (collective "proxy-<mode>", placement "step", time = step time,
 // samples = per-step times) so runs/show/compare/gate treat a step like a collective, and the
-// whole document (calls, timeline, scaling) attached to the run for `report`.
-#include <fmt/format.h>
-
+// whole document (calls, timeline, scaling) attached to the run for `report` (the records and the
+// document: adapters/ProxyRecords.h).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -14,7 +13,6 @@
 #include "cli/Command.h"
 #include "cli/ProxyFlags.h"
 #include "cli/Validate.h"
-#include "core/Error.h"
 #include "core/Interrupt.h"
 #include "core/OutputFile.h"
 #include "training_proxies/ProxyPeak.h"
