@@ -2,27 +2,19 @@
 // modelled compute between the calls (training_proxies/Proxy.h), its metrics printed and stored:
 // one result per world size (collective "proxy-<mode>", placement "step", time = step time,
 // samples = per-step times) so runs/show/compare/gate treat a step like a collective, and the
-// whole document (calls, timeline, scaling) attached to the run for `report`.
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
+// whole document (calls, timeline, scaling) attached to the run for `report` (the records and the
+// document: adapters/ProxyRecords.h).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
-#include <optional>
 
-#include "adapters/SweepRecords.h"
+#include "adapters/ProxyRecords.h"
 #include "bench/Peak.h"
 #include "cli/Command.h"
-#include "cli/MeasureOptions.h"
+#include "cli/ProxyFlags.h"
 #include "cli/Validate.h"
-#include "collectives/transport/Transports.h"
-#include "core/Error.h"
 #include "core/Interrupt.h"
 #include "core/OutputFile.h"
-#include "core/Size.h"
-#include "core/Stats.h"
-#include "core/Text.h"
 #include "training_proxies/ProxyPeak.h"
 #include "training_proxies/ProxyReport.h"
 
@@ -31,227 +23,8 @@ namespace {
 
 using namespace cb::proxy;
 
-struct ProxyCliOptions {
-  std::string mode;
-  std::string model = "bert-large";
-  std::string modelJson;
-  int blocks = 0, hidden = 0, heads = 0, kvHeads = 0, ffn = 0, vocab = 0;
-  std::string mlp = "gelu";
-  int seq = 0;
-  int layers = 0;
-  double batch = 1;
-  std::string gradType = "float", actType = "bfloat16";
-  double tflops = 100;
-  double compute = 1;
-  int dp = 0, tp = 0, pp = 0;
-  std::string layout = "tp,pp,dp";
-  std::string dpKind = "allreduce";
-  std::string bucketCap = "25M", firstBucket = "1M";
-  bool noOverlap = false;
-  int servers = 1;
-  std::string tpKind = "megatron";
-  std::string schedule = "1f1b";
-  std::optional<int> microBatches;
-  std::string optimizer = "none";
-  int zero = 0;
-  double memGbps = 2000;
-  std::string stageWeights;
-  int steps = 10, warmup = 2, check = 1;
-  std::string algo, transport;
-  std::string scaling = "none";
-  int predictTo = 0;
-  bool extrapolate = false;
-  int predictRanksPerNode = 0;
-  double interNodeUs = 0, interNodeGbps = 0;
-  std::string json;
-  MeasureOptions measure;  // -T, --db, --no-db, --label, --np, --bind, --strict
-};
-
-std::vector<std::string> splitComma(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t c = s.find(',', start);
-    if (c == std::string::npos) c = s.size();
-    out.push_back(s.substr(start, c - start));
-    start = c + 1;
-  }
-  return out;
-}
-
-ProxyOptions toOptions(const ProxyCliOptions& c) {
-  ProxyOptions o;
-  o.mode = parseProxyMode(c.mode);
-  const bool custom = c.model == "custom";
-  if (!c.modelJson.empty()) {
-    o.model = modelFromJsonFile(c.modelJson);
-  } else if (custom) {
-    TransformerShape s;
-    s.blocks = c.blocks;
-    s.hidden = c.hidden;
-    s.heads = c.heads;
-    s.kvHeads = c.kvHeads;
-    s.ffn = c.ffn > 0 ? c.ffn : 4 * c.hidden;
-    s.seq = c.seq;
-    s.vocab = c.vocab;
-    if (c.mlp != "gelu" && c.mlp != "swiglu") {
-      throw UsageError(fmt::format("--mlp must be gelu or swiglu, not '{}'", c.mlp));
-    }
-    s.swiglu = c.mlp == "swiglu";
-    o.model = transformerModel(s);
-  } else {
-    if (c.blocks || c.hidden || c.heads || c.ffn || c.vocab || c.kvHeads) {
-      throw UsageError("--blocks/--hidden/--heads/--ffn/--vocab/--kv-heads need --model custom");
-    }
-    o.model = presetModel(c.model, c.seq);
-  }
-  if (c.layers != 0) sliceModel(o.model, c.layers);
-  // Ranges beyond any machine or job, so that a typo (1e-300, 1e300) is not modelled for hours.
-  checkRange(c.batch, "--batch", 1e-3, 1e6);
-  o.batch = c.batch;
-  o.gradType = parseDataType(c.gradType);
-  o.actType = parseDataType(c.actType);
-  for (DataType t : {o.gradType, o.actType}) {
-    if (!redOpValidFor(RedOp::kSum, t)) {
-      throw UsageError(fmt::format("{} can't carry gradients (no sum)", dataTypeName(t)));
-    }
-  }
-  checkRange(c.tflops, "--tflops", 1e-3, 1e6);
-  o.tflops = c.tflops;
-  if (c.compute != 0) checkRange(c.compute, "--compute (0: communication only)", 1e-3, 1e6);
-  o.computeScale = c.compute;
-  o.dp = c.dp;
-  o.tp = c.tp;
-  o.pp = c.pp;
-  if (o.mode != ProxyMode::kHybrid && (c.dp || c.tp || c.pp)) {
-    throw UsageError("--dp/--tp/--pp set a hybrid layout: use `collbench proxy hybrid`");
-  }
-  o.layoutOrder = splitComma(c.layout);
-  {
-    auto sorted = o.layoutOrder;
-    std::sort(sorted.begin(), sorted.end());
-    if (sorted != std::vector<std::string>{"dp", "pp", "tp"}) {
-      throw UsageError(fmt::format(
-          "--layout '{}' must name dp, tp and pp once each, innermost first (e.g. tp,pp,dp)",
-          c.layout));
-    }
-  }
-  o.dpKind = parseDpKind(c.dpKind);
-  o.bucketCapBytes = parseSize(c.bucketCap);
-  o.firstBucketBytes = parseSize(c.firstBucket);
-  if (o.bucketCapBytes == 0 || o.firstBucketBytes == 0) {
-    throw UsageError("--bucket-cap and --first-bucket must be positive");
-  }
-  o.overlap = !c.noOverlap;
-  o.servers = c.servers;
-  o.tpKind = parseTpKind(c.tpKind);
-  o.schedule = parsePpSchedule(c.schedule);
-  if (c.microBatches && *c.microBatches < 1) {
-    throw UsageError(fmt::format("-m {} must be at least 1", *c.microBatches));
-  }
-  o.microBatches = c.microBatches.value_or(0);
-  o.optimizer = parseOptimizer(c.optimizer);
-  if (c.zero < 0 || c.zero > 3)
-    throw UsageError(fmt::format("--zero {} is not 0, 1, 2 or 3", c.zero));
-  o.zero = c.zero;
-  // ZeRO-3 is the sharded form: --zero 3 and --dp-kind sharded are one thing.
-  if (o.zero == 3 && o.dpKind == DpKind::kAllReduce) o.dpKind = DpKind::kSharded;
-  if (o.dpKind == DpKind::kSharded && o.zero == 0) o.zero = 3;
-  checkRange(c.memGbps, "--mem-gbps", 1e-3, 1e9);
-  o.memGbps = c.memGbps;
-  if (!c.stageWeights.empty()) {
-    for (const auto& w : splitComma(c.stageWeights)) {
-      double v = finiteNumber(w).value_or(-1);
-      if (!(v > 0) || v > 1e6)
-        throw UsageError(fmt::format("--stage-weights: '{}' is not a positive number", w));
-      o.stageWeights.push_back(v);
-    }
-  }
-  if (c.steps < 1) throw UsageError(fmt::format("--steps {} must be at least 1", c.steps));
-  if (c.warmup < 0) throw UsageError("--warmup must not be negative");
-  if (c.check < 0) throw UsageError("-c must not be negative");
-  checkTimeout(c.measure.timeout, "-T");
-  o.steps = c.steps;
-  o.warmup = c.warmup;
-  o.checkRounds = c.check;
-  o.timeoutSeconds = c.measure.timeout;
-  o.algo = c.algo;
-  if (!c.transport.empty()) {
-    auto names = transportNames();
-    if (std::find(names.begin(), names.end(), c.transport) == names.end()) {
-      throw UsageError(
-          fmt::format("unknown --transport '{}' (one of {})", c.transport, fmt::join(names, ", ")));
-    }
-  }
-  o.variant.schedule.transport = c.transport;
-  o.variant.prepareTimeoutSeconds = c.measure.timeout;
-  o.scaling = parseScalingKind(c.scaling);
-  if (c.predictTo < 0) throw UsageError("--predict-to must not be negative");
-  if ((c.predictTo > 0 || c.extrapolate) && o.scaling == ScalingKind::kNone) {
-    throw UsageError("--predict-to and --extrapolate need --scaling strong|weak");
-  }
-  o.predictTo = c.predictTo;
-  o.extrapolate = c.extrapolate;
-  if (c.predictRanksPerNode != 0 && o.scaling == ScalingKind::kNone) {
-    throw UsageError("--predict-ranks-per-node needs --scaling strong|weak");
-  }
-  o.predictRanksPerNode = c.predictRanksPerNode;
-  // Negative and non-finite values were refused with every other number (OptionChecks).
-  o.interNode.alpha = c.interNodeUs * 1e-6;
-  o.interNode.beta = c.interNodeGbps > 0 ? 1 / (c.interNodeGbps * 1e9) : 0;
-  if ((c.interNodeUs > 0) != (c.interNodeGbps > 0)) {
-    throw UsageError("give both --inter-node-gbps and --inter-node-us");
-  }
-  return o;
-}
-
-std::string formText(const ProxyOptions& o, const Layout& l) {
-  std::string form;
-  switch (o.mode) {
-    case ProxyMode::kDp:
-      form = fmt::format("{}{}", dpKindName(o.dpKind),
-                         o.dpKind != DpKind::kParameterServer && !o.overlap ? "-nooverlap" : "");
-      break;
-    case ProxyMode::kTp: form = std::string(tpKindName(o.tpKind)); break;
-    case ProxyMode::kPp:
-      form = fmt::format("{}-m{}", ppScheduleName(o.schedule), microBatchesFor(o, l));
-      break;
-    case ProxyMode::kHybrid: form = fmt::format("dp{}xtp{}xpp{}", l.dp, l.tp, l.pp); break;
-  }
-  // What else changes the step's traffic names a different case.
-  if (o.mode != ProxyMode::kPp && microBatchesFor(o, l) > 1) {
-    form += fmt::format("-m{}", microBatchesFor(o, l));
-  }
-  if (o.zero > 0 && o.zero < 3) form += fmt::format("-zero{}", o.zero);
-  if (o.optimizer != OptimizerKind::kNone) form += fmt::format("-{}", optimizerName(o.optimizer));
-  return form;
-}
-
-ResultRecord stepRecord(const ProxyOptions& o, const ProxyResult& r, const ProxyRun& run,
-                        int64_t runId) {
-  ResultRecord rec;
-  rec.runId = runId;
-  rec.collective = fmt::format("proxy-{}", proxyModeName(o.mode));
-  rec.variant = fmt::format("{}{}/{}/{}", o.model.name,
-                            o.model.sliced() ? fmt::format("-{}blk", o.model.slicedBlocks) : "",
-                            formText(o, run.layout), variantLabel(r));
-  rec.dtype = std::string(dataTypeName(o.gradType));
-  rec.op = "sum";
-  rec.sizeBytes = run.commBytesPerStep;
-  rec.count = static_cast<uint64_t>(run.batchPerRank * run.layout.dp + 0.5);
-  rec.placement = "step";
-  rec.nranks = run.n;
-  rec.status = "ok";
-  if (run.wrong >= 0) rec.wrong = run.wrong;  // -1: not verified
-  // Bandwidth of a step: the bytes rank 0 hands to communication per step over the step time.
-  if (run.step > 0) rec.algbw = rec.busbw = run.commBytesPerStep / run.step / 1e9;
-  Summary s = summarize(run.stepSamples);
-  setTiming(rec, s, s.median, run.steps, Statistic::kMedian, run.stepSamples, run.rankSteps);
-  return rec;
-}
-
 int doProxy(const ProxyCliOptions& c) {
-  ProxyOptions o = toOptions(c);  // bad input fails here, before any rank starts
+  ProxyOptions o = toProxyOptions(c);  // bad input fails here, before any rank starts
   checkDbPath(c.measure.db, c.measure.noDb);
   checkLabel(c.measure.label);
   if (!c.json.empty()) checkOutputPath(c.json, "--json");
@@ -286,20 +59,15 @@ int doProxy(const ProxyCliOptions& c) {
           topo.placements.begin() + std::min<size_t>(run.n, topo.placements.size()));
       setCallPeaks(o, topo.hosts, first, copy, run);
     }
-    if (copy > 0) {
-      fmt::print(out, "# peak: host memory copy {:.2f} GB/s per rank ({} ranks copying at once)\n",
-                 copy, s.team().size());
-    }
+    std::fputs(proxyCopyPeakLine(copy, s.team().size()).c_str(), out);
     printProxyResult(out, o, res);
-    const std::string doc = proxyJson(o, res);
+    const ProxyOutputs stored = proxyOutputs(o, res, s.runId());
     if (!c.json.empty()) {
-      writeOutputFile(c.json, doc + "\n", "--json");
+      writeOutputFile(c.json, stored.json + "\n", "--json");
     }
-    for (const auto& run : res.runs) {
-      s.addResult(stepRecord(o, res, run, s.runId()));
-      outcome.wrong += std::max<int64_t>(run.wrong, 0);
-    }
-    s.setDetail("proxy", doc);
+    for (const auto& rec : stored.records) s.addResult(rec);
+    outcome.wrong += stored.wrong;
+    s.setDetail("proxy", stored.json);
     return outcome;
   });
 }

@@ -10,9 +10,8 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
-#include <nlohmann/json.hpp>
 
-#include "adapters/SweepRecords.h"
+#include "adapters/ReplayRecords.h"
 #include "bench/MemoryFit.h"
 #include "cli/Command.h"
 #include "cli/MeasureOptions.h"
@@ -54,98 +53,6 @@ double gapScale(const std::string& g) {
     if (auto x = finiteNumber(g.substr(6)); x && *x >= 0 && *x <= 1e6) return *x;
   }
   throw UsageError(fmt::format("--gaps '{}' is not recorded, none or scale=X (X >= 0)", g));
-}
-
-std::string rowVariant(const std::string& variant, const std::string& group) {
-  return group.empty() ? variant : fmt::format("{}@pg{}", variant, group);
-}
-
-nlohmann::json detail(const TraceSet& set, const ReplaySummary& sum, const ReplayTimes& t,
-                      const ReplayCliOptions& c) {
-  nlohmann::json d;
-  d["trace"] = set.name;
-  d["hash"] = set.hash;
-  // The document names itself as run --json's does; the trace's own format is trace_format.
-  d["format"] = "collbench-replay";
-  d["version"] = 1;
-  d["trace_format"] = set.ranks.at(0).format;
-  d["recorded_ranks"] = set.recordedRanks;
-  d["ranks"] = set.ranks.size();
-  d["notes"] = set.notes;
-  d["gaps"] = c.gaps;
-  d["iterations"] = c.iters;
-  nlohmann::json v = nlohmann::json::object();
-  for (const auto& [k, name] : t.variants) v[std::string(opKindName(k))] = name;
-  d["variants"] = v;
-  d["comm_us_median"] = sum.comm.median * 1e6;
-  if (sum.recordedCommUs >= 0) d["recorded_comm_us_rank0"] = sum.recordedCommUs;
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : sum.rows) {
-    nlohmann::json x{{"op", opKindName(r.kind)},       {"group", r.group},
-                     {"dtype", dataTypeName(r.dtype)}, {"bytes", r.bytes},
-                     {"instances", r.instances},       {"time_us", r.timeSeconds * 1e6}};
-    if (r.recordedUs >= 0) {
-      x["recorded_us"] = r.recordedUs;
-      x["ratio"] = r.timeSeconds * 1e6 / r.recordedUs;
-    }
-    rows.push_back(x);
-  }
-  d["rows"] = rows;
-  // Every rank's first timed replay, op by op ([rank][op] us), and the same laid end to end as
-  // the report's timeline (results/HtmlReplay.cpp).
-  nlohmann::json tl = nlohmann::json::array();
-  nlohmann::json timeline = nlohmann::json::array();
-  for (size_t r = 0; r < t.op.size(); ++r) {
-    nlohmann::json ops = nlohmann::json::array();
-    nlohmann::json lane = nlohmann::json::array();
-    const std::vector<CommOp>& traced = set.ranks.at(r).ops;
-    double at = 0;
-    for (size_t i = 0; i < t.op[r].size(); ++i) {
-      const double us = t.op[r][i].empty() ? 0 : t.op[r][i][0] * 1e6;
-      ops.push_back(us);
-      const std::string name =
-          i < traced.size() ? fmt::format("{} {} B", opKindName(traced[i].kind), traced[i].bytes())
-                            : fmt::format("op {}", i);
-      lane.push_back({{"lane", "comm"}, {"name", name}, {"start_us", at}, {"end_us", at + us}});
-      at += us;
-    }
-    tl.push_back(ops);
-    timeline.push_back(lane);
-  }
-  d["op_us_first_iteration"] = tl;
-  d["timeline"] = timeline;
-  return d;
-}
-
-void printSummary(std::FILE* out, const ReplaySummary& sum, const ReplayTimes& t, Statistic stat) {
-  fmt::print(out,
-             "# per op kind and size: time = {} over instances x iterations of the slowest "
-             "member (send/recv: each rank's own)\n",
-             statisticName(stat));
-  fmt::print(out, "{:<14} {:<8} {:<9} {:>12} {:>5} {:>5} {:>12} {:>9} {:>9} {:>13} {:>7}  {}\n",
-             "op", "group", "dtype", "bytes", "n", "inst", "time_us", "algbw", "busbw",
-             "recorded_us", "ratio", "variant");
-  for (const auto& r : sum.rows) {
-    const std::string variant = t.variants.count(r.kind) ? t.variants.at(r.kind) : "?";
-    fmt::print(
-        out, "{:<14} {:<8} {:<9} {:>12} {:>5} {:>5} {:>12.2f} {:>9.3f} {:>9.3f} {:>13} {:>7}  {}\n",
-        opKindName(r.kind), r.group.empty() ? "world" : r.group, dataTypeName(r.dtype), r.bytes,
-        r.nranks, r.instances, r.timeSeconds * 1e6, r.algbw, r.busbw,
-        r.recordedUs >= 0 ? fmt::format("{:.1f}", r.recordedUs) : "-",
-        r.recordedUs > 0 ? fmt::format("{:.2f}", r.timeSeconds * 1e6 / r.recordedUs) : "-",
-        variant);
-  }
-  fmt::print(out,
-             "# per replay: communication {:.1f} us (median; min {:.1f}, max {:.1f}) of the "
-             "slowest rank, {} B over all ranks",
-             sum.comm.median * 1e6, sum.comm.min * 1e6, sum.comm.max * 1e6, sum.bytesPerReplay);
-  if (sum.recordedCommUs >= 0) {
-    fmt::print(out, "; recorded on rank 0: {:.1f} us (ratio {:.2f})", sum.recordedCommUs,
-               sum.comm.median * 1e6 / sum.recordedCommUs);
-  }
-  const Summary wall = summarize(sum.wallSamples);
-  fmt::print(out, "; wall {:.1f} us with gaps\n", wall.median * 1e6);
-  if (t.wrong >= 0) fmt::print(out, "# verified once: {} wrong element(s)\n", t.wrong);
 }
 
 // Collective: the largest op's buffers (and a verification's expected output) x the ranks on
@@ -218,10 +125,7 @@ int doReplay(const ReplayCliOptions& c) {
     if (world == 0) world = naturalWorldSize(loaded);
     if (world == 0) throw UsageError("the trace does not say its world size: give --np N");
     fitToWorld(loaded, world, c.ranks, c.scaleSize);
-    for (const auto& n : loaded.notes) std::printf("# %s\n", n.c_str());
-    std::printf("# trace %s (%s), %d rank trace(s), replayed on %d ranks\n", loaded.name.c_str(),
-                loaded.hash.c_str(), loaded.recordedRanks, world);
-    printOpTable(stdout, loaded, c.allRanks);
+    printReplayDryRun(stdout, loaded, world, c.allRanks);
     return 0;
   }
   SessionOptions session = c.measure.session();
@@ -241,63 +145,19 @@ int doReplay(const ReplayCliOptions& c) {
     const bool root = s.root();
     std::FILE* out = stdout;
     if (root) {
-      std::vector<std::string> lines{
-          fmt::format("# replay {} ({}, {}), {} rank trace(s) on {} ranks, -n {} -w {} -c {}, "
-                      "--gaps {}{}",
-                      set.name, set.ranks[0].format, set.hash, set.recordedRanks, set.ranks.size(),
-                      c.iters, c.warmup, c.check, c.gaps, c.sync ? ", --sync" : "")};
-      for (const auto& n : set.notes) lines.push_back("# " + n);
-      s.printHeader(out, lines);
+      s.printHeader(out, replayHeaderLines(set, ro, c.gaps));
       std::fflush(out);
     }
     ReplayTimes t = engine.run();
     RunOutcome outcome;
     if (!root) return outcome;
     ReplaySummary sum = summarizeReplay(set, t, stat);
-    printSummary(out, sum, t, stat);
-    for (const auto& r : sum.rows) {
-      ResultRecord rec;
-      rec.runId = s.runId();
-      rec.collective = fmt::format("replay-{}", opKindName(r.kind));
-      rec.variant = rowVariant(t.variants.count(r.kind) ? t.variants.at(r.kind) : "?", r.group);
-      rec.dtype = std::string(dataTypeName(r.dtype));
-      rec.op = r.kind == OpKind::kAllReduce || r.kind == OpKind::kReduceScatter ||
-                       r.kind == OpKind::kReduce
-                   ? "sum"
-                   : "none";
-      rec.sizeBytes = r.bytes;
-      rec.count = r.count;
-      rec.placement = "out";  // replay buffers are out of place
-      rec.nranks = r.nranks;
-      rec.algbw = r.algbw;
-      rec.busbw = r.busbw;
-      setTiming(rec, r.summary, r.timeSeconds, c.iters, stat, r.samples, {});
-      s.addResult(rec);
-    }
-    ResultRecord total;
-    total.runId = s.runId();
-    total.collective = "replay-total";
-    std::string variants;
-    for (const auto& [k, name] : t.variants) {
-      if (variants.find(name) == std::string::npos)
-        if (!variants.empty()) variants += '+';
-      variants += name;
-    }
-    total.variant = variants;
-    total.dtype = "";
-    total.op = "none";
-    total.sizeBytes = sum.bytesPerReplay;
-    total.placement = "out";
-    total.nranks = static_cast<int>(set.ranks.size());
-    if (t.wrong >= 0) total.wrong = t.wrong;
-    const double tt = pick(sum.comm, stat);
-    if (tt > 0) total.algbw = total.busbw = sum.bytesPerReplay / tt / 1e9;
-    setTiming(total, sum.comm, tt, c.iters, stat, sum.commSamples, {});
-    s.addResult(total);
-    const nlohmann::json doc = detail(set, sum, t, c);
-    s.setDetail("replay", doc.dump());
+    std::fputs(replaySummaryText(sum, t, stat).c_str(), out);
+    for (const auto& rec : replayRecords(set, sum, t, stat, c.iters, s.runId())) s.addResult(rec);
+    const ReplayDetail doc = replayDetail(set, sum, t, c.gaps, c.iters, !c.json.empty());
+    s.setDetail("replay", doc.stored);
     if (!c.json.empty()) {
-      writeOutputFile(c.json, doc.dump(2) + "\n", "--json");
+      writeOutputFile(c.json, doc.file, "--json");
     }
     outcome.wrong = std::max<int64_t>(t.wrong, 0);
     return outcome;

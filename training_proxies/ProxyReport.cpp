@@ -270,103 +270,106 @@ void printProxyResult(std::FILE* out, const ProxyOptions& o, const ProxyResult& 
   }
 }
 
-std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
-  using nlohmann::json;
-  json j;
-  j["format"] = "collbench-proxy/1";
-  j["mode"] = proxyModeName(o.mode);
-  j["model"] = {{"name", o.model.name},
-                {"params", o.model.params()},
-                {"published_params", o.model.publishedParams},
-                {"published_exact", o.model.publishedExact},
-                {"layers", o.model.layers.size()},
-                {"blocks", o.model.slicedBlocks},
-                {"total_blocks", o.model.totalBlocks},
-                {"sliced", o.model.sliced()}};
-  j["options"] = {{"batch", o.batch},
-                  {"grad_dtype", dataTypeName(o.gradType)},
-                  {"act_dtype", dataTypeName(o.actType)},
-                  {"tflops", o.tflops},
-                  {"compute", o.computeScale},
-                  {"dp_kind", dpKindName(o.dpKind)},
-                  {"bucket_cap", o.bucketCapBytes},
-                  {"first_bucket", o.firstBucketBytes},
-                  {"overlap", o.overlap},
-                  {"servers", o.servers},
-                  {"tp_kind", tpKindName(o.tpKind)},
-                  {"schedule", ppScheduleName(o.schedule)},
-                  {"micro_batches",
-                   microBatchesFor(o, resolveLayout(o, r.runs.empty() ? 1 : r.runs.back().n, 0))},
-                  {"optimizer", optimizerName(optimizerFor(o))},
-                  {"zero", shardedParams(o) ? 3 : o.zero},
-                  {"mem_gbps", o.memGbps},
-                  {"steps", o.steps},
-                  {"warmup", o.warmup},
-                  {"scaling", scalingKindName(o.scaling)},
-                  {"variant", variantLabel(r)}};
-  json runs = json::array();
-  for (const auto& run : r.runs) {
-    json jr;
-    jr["ranks"] = run.n;
-    jr["layout"] = {{"dp", run.layout.dp}, {"tp", run.layout.tp}, {"pp", run.layout.pp}};
-    jr["batch_per_rank"] = run.batchPerRank;
-    jr["step_us"] = run.step * 1e6;
-    jr["compute_us"] = run.compute * 1e6;
-    jr["comm_us"] = run.comm * 1e6;
-    jr["exposed_us"] = run.exposed * 1e6;
-    jr["overlap_pct"] = run.overlapPct;
-    jr["samples_per_s"] = run.samplesPerSecond;
-    jr["tokens_per_s"] = run.tokensPerSecond;
-    jr["comm_bytes_per_step"] = run.commBytesPerStep;
-    jr["wrong"] = run.wrong;
-    json steps = json::array();
-    for (double s : run.stepSamples) steps.push_back(s * 1e6);
-    jr["steps_us"] = steps;
-    jr["transfer_us"] = run.transfer * 1e6;
-    if (!o.model.transformer) jr["tokens_per_s"] = nullptr;
-    if (!run.bubblePerStage.empty()) {
-      jr["idle_per_stage"] = run.idlePerStage;
-      jr["bubble_per_stage"] = run.bubblePerStage;
-      jr["transfer_per_stage"] = run.transferPerStage;
-      jr["exposed_per_stage"] = run.exposedPerStage;
-      jr["other_per_stage"] = run.otherPerStage;
-      jr["schedule_bubble_per_stage"] = run.scheduleBubblePerStage;
-      jr["bubble_ideal"] = run.bubbleIdeal;
-    }
-    json calls = json::array();
-    for (const auto& c : run.calls) {
-      const bool shard = c.coll == "allgather" || c.coll == "reduce_scatter";
-      calls.push_back({{"group", c.group},
-                       {"call", c.coll},
-                       {"dtype", dataTypeName(c.dtype)},
-                       {"bytes", c.bytes},
-                       {"shard_bytes", shard && c.nranks > 0 ? c.bytes / c.nranks : c.bytes},
-                       {"ranks", c.nranks},
-                       {"per_step", c.callsPerStep},
-                       {"time_us", c.seconds * 1e6},
-                       {"algbw", c.algbw},
-                       {"busbw", c.busbw},
-                       {"peak_gbps", c.peak > 0 ? json(c.peak) : json(nullptr)},
-                       {"peak_limit", c.peak > 0 ? json(c.peakLimit) : json(nullptr)}});
-    }
-    jr["calls"] = calls;
-    jr["comm_at_peak_us"] = run.commAtPeak >= 0 ? json(run.commAtPeak * 1e6) : json(nullptr);
-    jr["comm_calls_us"] = measuredCallSeconds(run) * 1e6;
-    json tl = json::array();
-    for (const auto& rank : run.timeline) {
-      json ev = json::array();
-      for (const auto& e : rank) {
-        ev.push_back({{"name", e.name},
-                      {"lane", e.lane == 'c' ? "compute" : "comm"},
-                      {"start_us", e.start * 1e6},
-                      {"end_us", e.end * 1e6}});
-      }
-      tl.push_back(ev);
-    }
-    jr["timeline"] = tl;
-    runs.push_back(jr);
+namespace {
+
+using nlohmann::json;
+
+json optionsJson(const ProxyOptions& o, const ProxyResult& r) {
+  return {{"batch", o.batch},
+          {"grad_dtype", dataTypeName(o.gradType)},
+          {"act_dtype", dataTypeName(o.actType)},
+          {"tflops", o.tflops},
+          {"compute", o.computeScale},
+          {"dp_kind", dpKindName(o.dpKind)},
+          {"bucket_cap", o.bucketCapBytes},
+          {"first_bucket", o.firstBucketBytes},
+          {"overlap", o.overlap},
+          {"servers", o.servers},
+          {"tp_kind", tpKindName(o.tpKind)},
+          {"schedule", ppScheduleName(o.schedule)},
+          {"micro_batches",
+           microBatchesFor(o, resolveLayout(o, r.runs.empty() ? 1 : r.runs.back().n, 0))},
+          {"optimizer", optimizerName(optimizerFor(o))},
+          {"zero", shardedParams(o) ? 3 : o.zero},
+          {"mem_gbps", o.memGbps},
+          {"steps", o.steps},
+          {"warmup", o.warmup},
+          {"scaling", scalingKindName(o.scaling)},
+          {"variant", variantLabel(r)}};
+}
+
+json callsJson(const ProxyRun& run) {
+  json calls = json::array();
+  for (const auto& c : run.calls) {
+    const bool shard = c.coll == "allgather" || c.coll == "reduce_scatter";
+    calls.push_back({{"group", c.group},
+                     {"call", c.coll},
+                     {"dtype", dataTypeName(c.dtype)},
+                     {"bytes", c.bytes},
+                     {"shard_bytes", shard && c.nranks > 0 ? c.bytes / c.nranks : c.bytes},
+                     {"ranks", c.nranks},
+                     {"per_step", c.callsPerStep},
+                     {"time_us", c.seconds * 1e6},
+                     {"algbw", c.algbw},
+                     {"busbw", c.busbw},
+                     {"peak_gbps", c.peak > 0 ? json(c.peak) : json(nullptr)},
+                     {"peak_limit", c.peak > 0 ? json(c.peakLimit) : json(nullptr)}});
   }
-  j["runs"] = runs;
+  return calls;
+}
+
+// Every rank's timeline of the first timed step: compute and comm events.
+json timelineJson(const ProxyRun& run) {
+  json tl = json::array();
+  for (const auto& rank : run.timeline) {
+    json ev = json::array();
+    for (const auto& e : rank) {
+      ev.push_back({{"name", e.name},
+                    {"lane", e.lane == 'c' ? "compute" : "comm"},
+                    {"start_us", e.start * 1e6},
+                    {"end_us", e.end * 1e6}});
+    }
+    tl.push_back(ev);
+  }
+  return tl;
+}
+
+json runJson(const ProxyOptions& o, const ProxyRun& run) {
+  json jr;
+  jr["ranks"] = run.n;
+  jr["layout"] = {{"dp", run.layout.dp}, {"tp", run.layout.tp}, {"pp", run.layout.pp}};
+  jr["batch_per_rank"] = run.batchPerRank;
+  jr["step_us"] = run.step * 1e6;
+  jr["compute_us"] = run.compute * 1e6;
+  jr["comm_us"] = run.comm * 1e6;
+  jr["exposed_us"] = run.exposed * 1e6;
+  jr["overlap_pct"] = run.overlapPct;
+  jr["samples_per_s"] = run.samplesPerSecond;
+  jr["tokens_per_s"] = run.tokensPerSecond;
+  jr["comm_bytes_per_step"] = run.commBytesPerStep;
+  jr["wrong"] = run.wrong;
+  json steps = json::array();
+  for (double s : run.stepSamples) steps.push_back(s * 1e6);
+  jr["steps_us"] = steps;
+  jr["transfer_us"] = run.transfer * 1e6;
+  if (!o.model.transformer) jr["tokens_per_s"] = nullptr;
+  if (!run.bubblePerStage.empty()) {
+    jr["idle_per_stage"] = run.idlePerStage;
+    jr["bubble_per_stage"] = run.bubblePerStage;
+    jr["transfer_per_stage"] = run.transferPerStage;
+    jr["exposed_per_stage"] = run.exposedPerStage;
+    jr["other_per_stage"] = run.otherPerStage;
+    jr["schedule_bubble_per_stage"] = run.scheduleBubblePerStage;
+    jr["bubble_ideal"] = run.bubbleIdeal;
+  }
+  jr["calls"] = callsJson(run);
+  jr["comm_at_peak_us"] = run.commAtPeak >= 0 ? json(run.commAtPeak * 1e6) : json(nullptr);
+  jr["comm_calls_us"] = measuredCallSeconds(run) * 1e6;
+  jr["timeline"] = timelineJson(run);
+  return jr;
+}
+
+json scalingJson(const ProxyResult& r) {
   json sc = json::array();
   for (const auto& row : r.scaling) {
     sc.push_back({{"ranks", row.n},
@@ -381,7 +384,28 @@ std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
                   {"efficiency", row.efficiency}});
     if (row.predicted) sc.back()["model"] = row.model;
   }
-  j["scaling"] = sc;
+  return sc;
+}
+
+}  // namespace
+
+std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
+  json j;
+  j["format"] = "collbench-proxy/1";
+  j["mode"] = proxyModeName(o.mode);
+  j["model"] = {{"name", o.model.name},
+                {"params", o.model.params()},
+                {"published_params", o.model.publishedParams},
+                {"published_exact", o.model.publishedExact},
+                {"layers", o.model.layers.size()},
+                {"blocks", o.model.slicedBlocks},
+                {"total_blocks", o.model.totalBlocks},
+                {"sliced", o.model.sliced()}};
+  j["options"] = optionsJson(o, r);
+  json runs = json::array();
+  for (const auto& run : r.runs) runs.push_back(runJson(o, run));
+  j["runs"] = runs;
+  j["scaling"] = scalingJson(r);
   if (r.fit.ok) {
     j["fit"] = {{"alpha_s", r.fit.alpha},
                 {"beta_s_per_byte", r.fit.beta},

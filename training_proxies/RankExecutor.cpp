@@ -146,32 +146,42 @@ void RankProxy::runComm(Op& op) {
 }
 
 void RankProxy::execute(RankOutcome& out, bool record) {
-  struct Timing {
-    Clock::time_point start, end;
-  };
-  std::vector<Timing> timing(ops_.size());
+  const Execution ex = runOps();
+  if (!record) return;
+  recordTimeline(ex);
+  const auto steps = stepIntervals(ex);
+  accountSteps(ex, steps, out);
+  recordCalls(ex, steps.size(), out);
+}
+
+// The step's ops in order: compute on the modelled stream, asynchronous collectives once the
+// compute they wait for is done, the rest when the stream is idle (a prefetch with overlap: at
+// once).
+RankProxy::Execution RankProxy::runOps() {
+  Execution ex;
+  ex.timing.resize(ops_.size());
+  ex.messages.resize(ops_.size());
   std::vector<std::pair<int, uint64_t>> pending;  // async op, the compute it waits for
   uint64_t lastSeq = 0;
-  std::vector<std::vector<PipeMessage>> messages(ops_.size());
   stopIfInterrupted(team_->comm(), deadline());  // the step's agreed stop point
   team_->comm().barrier(deadline());
-  const auto t0 = Clock::now();
+  ex.t0 = Clock::now();
   auto runTimed = [&](int i) {
-    timing[i].start = Clock::now();
+    ex.timing[i].start = Clock::now();
     if (ops_[i].pipe) {
       for (const auto& x : ops_[i].sends) {
-        messages[i].push_back(
+        ex.messages[i].push_back(
             {true, x.peer, static_cast<uint32_t>(postings_.sends[x.peer].size())});
-        postings_.record(messages[i].back(), ns(timing[i].start));
+        postings_.record(ex.messages[i].back(), ns(ex.timing[i].start));
       }
       for (const auto& x : ops_[i].recvs) {
-        messages[i].push_back(
+        ex.messages[i].push_back(
             {false, x.peer, static_cast<uint32_t>(postings_.recvs[x.peer].size())});
-        postings_.record(messages[i].back(), ns(timing[i].start));
+        postings_.record(ex.messages[i].back(), ns(ex.timing[i].start));
       }
     }
     runComm(ops_[i]);
-    timing[i].end = Clock::now();
+    ex.timing[i].end = Clock::now();
   };
   auto drain = [&] {
     for (auto [i, seq] : pending) {
@@ -196,44 +206,57 @@ void RankProxy::execute(RankOutcome& out, bool record) {
   }
   drain();
   stream_->waitIdle(deadline());
-  const auto t1 = Clock::now();
-  auto busy = stream_->take();
-  for (const auto& b : busy) timing[b.op] = {b.start, b.end};
-  if (!record) return;
+  ex.t1 = Clock::now();
+  ex.busy = stream_->take();
+  for (const auto& b : ex.busy) ex.timing[b.op] = {b.start, b.end};
+  return ex;
+}
+
+// Pipelined runs: the compute intervals and the collectives' for the pipeline's idle split.
+void RankProxy::recordTimeline(const Execution& ex) {
   if (ppTransport_) {
-    for (const auto& b : busy) timeline_.compute.push_back({ns(b.start), ns(b.end)});
+    for (const auto& b : ex.busy) timeline_.compute.push_back({ns(b.start), ns(b.end)});
     for (size_t i = 0; i < ops_.size(); ++i) {
       if (ops_[i].kind != OpKind::kCompute && !ops_[i].pipe) {
-        timeline_.collectives.push_back({ns(timing[i].start), ns(timing[i].end)});
+        timeline_.collectives.push_back({ns(ex.timing[i].start), ns(ex.timing[i].end)});
       }
     }
   }
-  // Step intervals: the whole execution, or (asynchronous pipeline) each stepEnd op.
-  std::vector<std::pair<Clock::time_point, Clock::time_point>> stepsIv;
-  Clock::time_point from = t0;
+}
+
+// Step intervals: the whole execution, or (asynchronous pipeline) each stepEnd op.
+std::vector<RankProxy::Interval> RankProxy::stepIntervals(const Execution& ex) const {
+  std::vector<Interval> stepsIv;
+  Clock::time_point from = ex.t0;
   for (size_t i = 0; i < ops_.size(); ++i) {
     if (ops_[i].stepEnd) {
-      stepsIv.emplace_back(from, timing[i].end);
-      from = timing[i].end;
+      stepsIv.emplace_back(from, ex.timing[i].end);
+      from = ex.timing[i].end;
     }
   }
   if (stepsIv.empty())
-    stepsIv.emplace_back(t0, t1);
+    stepsIv.emplace_back(ex.t0, ex.t1);
   else
-    stepsIv.back().second = t1;
+    stepsIv.back().second = ex.t1;
+  return stepsIv;
+}
+
+// Per step: compute, communication, exposed communication, pipeline transfer and bubble.
+void RankProxy::accountSteps(const Execution& ex, const std::vector<Interval>& steps,
+                             RankOutcome& out) {
   std::vector<bool> logged(ops_.size());  // an exchange on a step boundary joins the first step
-  for (const auto& [s, e] : stepsIv) {
+  for (const auto& [s, e] : steps) {
     double compute = 0, comm = 0, exposed = 0, transfer = 0, bubble = 0;
-    for (const auto& b : busy) {
+    for (const auto& b : ex.busy) {
       auto lo = std::max(s, b.start), hi = std::min(e, b.end);
       if (hi > lo) compute += secs(lo, hi);
     }
     for (size_t i = 0; i < ops_.size(); ++i) {
       if (ops_[i].kind == OpKind::kCompute) continue;
-      auto lo = std::max(s, timing[i].start), hi = std::min(e, timing[i].end);
+      auto lo = std::max(s, ex.timing[i].start), hi = std::min(e, ex.timing[i].end);
       if (hi <= lo) continue;
       const double d = secs(lo, hi);
-      const double idle = d - overlapWith(lo, hi, busy);
+      const double idle = d - overlapWith(lo, hi, ex.busy);
       comm += d;
       if (ops_[i].pipe) {
         // A pipeline exchange waits for its peer's compute: only the transfer is
@@ -246,9 +269,9 @@ void RankProxy::execute(RankOutcome& out, bool record) {
         bubble += idle - x;
         if (!logged[i]) {
           logged[i] = true;
-          timeline_.exchanges.push_back(
-              {static_cast<int>(out.step.size()), ns(timing[i].start), 0, ns(timing[i].end), -1});
-          exchangeMessages_.push_back(messages[i]);
+          timeline_.exchanges.push_back({static_cast<int>(out.step.size()), ns(ex.timing[i].start),
+                                         0, ns(ex.timing[i].end), -1});
+          exchangeMessages_.push_back(ex.messages[i]);
         }
       } else {
         exposed += idle;
@@ -261,18 +284,23 @@ void RankProxy::execute(RankOutcome& out, bool record) {
     out.transfer.push_back(transfer);
     out.bubble.push_back(bubble);
   }
+}
+
+// Every call's times by kind, the calls per step, and the step's events as text.
+void RankProxy::recordCalls(const Execution& ex, size_t steps, RankOutcome& out) {
   std::map<int, int> perStep;
   for (size_t i = 0; i < ops_.size(); ++i) {
     for (auto [st, count] : ops_[i].stats) {
-      out.callTimes[stats_[st]].push_back(secs(timing[i].start, timing[i].end));
+      out.callTimes[stats_[st]].push_back(secs(ex.timing[i].start, ex.timing[i].end));
       perStep[st] += count;
     }
   }
-  for (auto [s, c] : perStep) out.callsPerStep[stats_[s]] = c / static_cast<int>(stepsIv.size());
+  for (auto [s, c] : perStep) out.callsPerStep[stats_[s]] = c / static_cast<int>(steps);
   std::string text;
   for (size_t i = 0; i < ops_.size(); ++i) {
-    text += fmt::format("{}\t{:.9f}\t{:.9f}\t{}\n", ops_[i].kind == OpKind::kCompute ? 'c' : 'm',
-                        secs(t0, timing[i].start), secs(t0, timing[i].end), ops_[i].name);
+    text +=
+        fmt::format("{}\t{:.9f}\t{:.9f}\t{}\n", ops_[i].kind == OpKind::kCompute ? 'c' : 'm',
+                    secs(ex.t0, ex.timing[i].start), secs(ex.t0, ex.timing[i].end), ops_[i].name);
   }
   out.timelineText.push_back(std::move(text));
 }

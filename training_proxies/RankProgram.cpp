@@ -271,7 +271,9 @@ void RankProxy::allocate() {
   pipeRecv_ = buf(std::max(sendFwdBytes_, recvFwdBytes_));
 }
 
-void RankProxy::build() {
+// The stage's layers with this rank's TP share of them, its DDP buckets, the elements its
+// optimizer step updates, and the activation bytes across its boundaries.
+void RankProxy::shapeStage() {
   const Model& model = o_.model;
   auto bounds = stageBoundaries(model, l_.pp, {});
   const int p = l_.pp, stage = l_.ppIdx;
@@ -333,7 +335,18 @@ void RankProxy::build() {
   };
   sendFwdBytes_ = boundary(stage);
   recvFwdBytes_ = boundary(stage - 1);
+}
+
+void RankProxy::build() {
+  shapeStage();
   allocate();
+  emitSchedule();
+}
+
+// The step in the pipeline schedule's order (without a pipeline: the micro-batches one after
+// another), each forward and backward pass's layers and the exchanges between the stages.
+void RankProxy::emitSchedule() {
+  const int p = l_.pp, stage = l_.ppIdx;
   const int L = static_cast<int>(stageModel_.layers.size());
   m_ = microBatchesFor(o_, l_);
   const int m = m_;

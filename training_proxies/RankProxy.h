@@ -117,7 +117,9 @@ class RankProxy {
  private:
   Deadline deadline() const { return Deadline::after(d_); }
   double layerFwdSeconds(const Layer& layer) const;
-  void build();
+  void build();  // shapeStage, allocate, emitSchedule
+  void shapeStage();
+  void emitSchedule();
   void buildPs();
   int commSize(int comm) const;
   int addCall(int comm, Collective coll, DataType t, size_t count);
@@ -142,7 +144,24 @@ class RankProxy {
   };
   PipeExchange pipeExchange(int dir, int s, int p) const;
   void measureLink();
-  void execute(RankOutcome& out, bool record);
+  // One execution of the step: each op's interval, the pipeline messages it posted, the compute
+  // stream's busy intervals, its start and end.
+  struct OpTiming {
+    Clock::time_point start, end;
+  };
+  struct Execution {
+    std::vector<OpTiming> timing;
+    std::vector<std::vector<PipeMessage>> messages;
+    std::vector<ComputeStream::Interval> busy;
+    Clock::time_point t0, t1;
+  };
+  using Interval = std::pair<Clock::time_point, Clock::time_point>;
+  void execute(RankOutcome& out, bool record);  // runOps, then (record) the outcome's figures
+  Execution runOps();
+  void recordTimeline(const Execution& ex);
+  std::vector<Interval> stepIntervals(const Execution& ex) const;
+  void accountSteps(const Execution& ex, const std::vector<Interval>& steps, RankOutcome& out);
+  void recordCalls(const Execution& ex, size_t steps, RankOutcome& out);
   void attributePipeWaits(RankOutcome& out);
   void runComm(Op& op);
   int64_t verify();
