@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "../common/TempDir.h"
 #include "adapters/ExportTables.h"
+#include "common/TempDir.h"
 #include "core/Error.h"
 #include "results/Store.h"
 
