@@ -484,42 +484,23 @@ LinkGraph rankGraph(const HostMap& hosts) {
   return graph;
 }
 
-DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const DiagLinksOptions& o,
-                             const LinkClassOf& classOf) {
-  Communicator& comm = team.comm();
-  const int n = comm.size();
-  if (n < 3) {
-    throw UsageError(fmt::format(
-        "diag links needs at least 3 ranks (this world has {}): a link is judged against the "
-        "others",
-        n));
-  }
-  DiagLinksResult res;
-  res.ranks = n;
+namespace {
+
+// The rounds of one schedule: the two halves (--quick), every pair alone (--sequential), or the
+// circle method's rounds of disjoint pairs.
+std::vector<std::vector<LinkPair>> scheduleOf(const DiagLinksOptions& o, int n) {
+  if (o.quick) return {halvesRound(n)};
+  if (!o.sequential) return circleRounds(n);
   std::vector<std::vector<LinkPair>> rounds;
-  if (o.quick) {
-    rounds = {halvesRound(n)};
-  } else if (o.sequential) {
-    for (const auto& round : circleRounds(n)) {
-      for (const LinkPair& p : round) rounds.push_back({p});
-    }
-  } else {
-    rounds = circleRounds(n);
+  for (const auto& round : circleRounds(n)) {
+    for (const LinkPair& p : round) rounds.push_back({p});
   }
-  res.rounds = static_cast<int>(rounds.size());
-  const bool concurrent = std::any_of(rounds.begin(), rounds.end(),
-                                      [](const std::vector<LinkPair>& r) { return r.size() > 1; });
-  res.repeats = concurrent ? std::max(1, o.repeats) : 1;
-  const LinkGraph graph = rankGraph(team.hosts());
-  const LinkClassOf linkClass = classOf ? classOf : topologyLinkClass(team.hosts());
-  const std::vector<std::string>& hostOf = team.hosts().hostOfRank;
-  const auto onMyHost = hostOf.empty()
-                            ? n
-                            : std::count(hostOf.begin(), hostOf.end(),
-                                         hostOf[static_cast<size_t>(comm.rank()) % hostOf.size()]);
-  Prober prober(comm, team.transport(transport), o.probe, static_cast<int>(onMyHost));
-  comm.barrier(prober.deadline());
-  double t0 = nowSeconds();
+  return rounds;
+}
+
+// The matrix: every schedule played, each link's median over them, and whether they agree.
+void measureMatrix(Prober& prober, const std::vector<std::vector<LinkPair>>& rounds,
+                   bool concurrent, const DiagLinksOptions& o, DiagLinksResult& res) {
   // Pairs measured at once share the cores (and, on a cluster, switches and memory): every pair
   // of a round measures for the same windows, so none is timed while the others already wait.
   Prober::Windows windows;
@@ -533,7 +514,7 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
   // other round-mates each time, and the median over repeats keeps what belongs to the link.
   std::vector<std::vector<LinkPair>> all = rounds;
   for (int rep = 1; rep < res.repeats; ++rep) all.insert(all.end(), rounds.begin(), rounds.end());
-  if (!o.quick) all = relabelledSchedules(rounds, n, res.repeats);
+  if (!o.quick) all = relabelledSchedules(rounds, res.ranks, res.repeats);
   std::vector<LinkSample> measuredLinks = prober.run(all, windows);
   if (res.repeats >= 3 && !o.quick) {
     // Each link's figure in every schedule, per metric: do the repeats agree?
@@ -549,6 +530,165 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
     }
   }
   res.links = mergeRepeats(std::move(measuredLinks), res.repeats);
+}
+
+// Rank 0: judge the matrix and list the candidates not yet re-measured, each with its references.
+std::vector<Confirmation> planConfirmations(DiagLinksResult& res, const LinkClassOf& linkClass,
+                                            const LinkGraph& graph, const SuspectOptions& so,
+                                            const DiagLinksOptions& o,
+                                            const std::vector<Confirmation>& done) {
+  auto measured = [&](const std::string& metric, LinkPair p) {
+    for (const Confirmation& c : done) {
+      if (c.metric == metric && c.pair == p) return true;
+    }
+    return false;
+  };
+  res.bandwidth = judgeLinks(valuesOf(res.links, true, linkClass), graph, Better::kHigher, so);
+  res.latency = judgeLinks(valuesOf(res.links, false, linkClass), graph, Better::kLower, so);
+  std::vector<Confirmation> pending;
+  if (!o.confirm) return pending;
+  for (bool bw : {true, false}) {
+    const LinkVerdict& v = bw ? res.bandwidth : res.latency;
+    const std::string metric = bw ? "bandwidth" : "latency";
+    std::vector<size_t> cand = candidatesOf(v);
+    std::set<size_t> avoid(cand.begin(), cand.end());
+    for (size_t i : v.suspects) avoid.insert(i);
+    for (size_t i : cand) {
+      if (measured(metric, v.links[i].pair)) continue;
+      Confirmation c;
+      c.metric = metric;
+      c.pair = v.links[i].pair;
+      c.matrixRelative = v.links[i].relative;
+      for (size_t r : referencesFor(v, i, avoid, o.maxReferences)) {
+        c.references.push_back(v.links[r].pair);
+      }
+      pending.push_back(c);
+    }
+  }
+  return pending;
+}
+
+// Collective: rank 0's confirmations to every rank, as the distinct links to re-measure (suspects
+// and references interleaved); empty when there is nothing to confirm.
+std::vector<LinkPair> broadcastConfirmations(Communicator& comm,
+                                             const std::vector<Confirmation>& pending,
+                                             const Deadline& deadline) {
+  // [count, a, b, (a, b) x count] per confirmation.
+  std::vector<int32_t> plan;
+  for (const Confirmation& c : pending) {
+    plan.push_back(static_cast<int32_t>(c.references.size()));
+    plan.push_back(c.pair.a);
+    plan.push_back(c.pair.b);
+    for (LinkPair p : c.references) {
+      plan.push_back(p.a);
+      plan.push_back(p.b);
+    }
+  }
+  auto sizes = comm.allgather<int64_t>(static_cast<int64_t>(plan.size()), deadline);
+  if (sizes[0] == 0) return {};
+  plan.resize(static_cast<size_t>(sizes[0]));
+  auto gathered = comm.allgatherBytes(plan.data(), plan.size() * sizeof(int32_t), deadline);
+  std::memcpy(plan.data(), gathered.data(), plan.size() * sizeof(int32_t));
+  std::vector<LinkPair> order;
+  for (size_t k = 0; k < plan.size();) {
+    const auto refs = static_cast<size_t>(plan[k]);
+    for (size_t r = 0; r <= refs; ++r) {
+      LinkPair p{plan[k + 1 + 2 * r], plan[k + 2 + 2 * r]};
+      if (std::find(order.begin(), order.end(), p) == order.end()) order.push_back(p);
+    }
+    k += 3 + 2 * refs;
+  }
+  return order;
+}
+
+// Rank 0: each pending confirmation decided from the links measured alone (`again[rep *
+// order.size() + k]` is link order[k] in repeat rep), appended to `done`.
+void decideConfirmations(std::vector<Confirmation>& pending, const std::vector<LinkSample>& again,
+                         const std::vector<LinkPair>& order, const DiagLinksOptions& o,
+                         std::vector<Confirmation>& done) {
+  auto value = [&](LinkPair p, bool bw, size_t rep) {
+    size_t k = static_cast<size_t>(std::find(order.begin(), order.end(), p) - order.begin());
+    return metricOf(again[rep * order.size() + k], bw);
+  };
+  const auto reps = static_cast<size_t>(o.confirmRepeats);
+  for (Confirmation& c : pending) {
+    const bool bw = c.metric == "bandwidth";
+    std::vector<double> mine, refsMedian, ratios;
+    for (size_t rep = 0; rep < reps; ++rep) {
+      std::vector<double> refs;
+      for (LinkPair p : c.references) refs.push_back(value(p, bw, rep));
+      double x = value(c.pair, bw, rep), ref = median(refs);
+      mine.push_back(x);
+      refsMedian.push_back(ref);
+      if (!refs.empty()) ratios.push_back(bw ? (ref > 0 ? x / ref : 1) : (x > 0 ? ref / x : 1));
+    }
+    c.aloneValue = median(mine);
+    if (c.references.empty()) {
+      c.confirmed = true;  // nothing to compare with: the matrix verdict stands
+    } else {
+      // Slower than its references by the gap in the median and in all repeats but one:
+      // one noisy repeat neither makes nor unmakes a suspect.
+      c.referenceValue = median(refsMedian);
+      c.aloneRelative = median(ratios);
+      size_t below = 0;
+      for (double r : ratios) below += r < 1 - o.suspect.gap;
+      c.confirmed =
+          c.aloneRelative < 1 - o.suspect.gap && below + 1 >= std::max<size_t>(ratios.size(), 2);
+    }
+    done.push_back(c);
+  }
+}
+
+// Rank 0: a named rank or host that confirmation did not uphold is cleared (never named again);
+// true when one was, so the links are judged again as links.
+bool clearUnupheld(const DiagLinksResult& res, const std::vector<Confirmation>& done,
+                   SuspectOptions& so) {
+  bool cleared = false;
+  for (const std::string& metric : {std::string("bandwidth"), std::string("latency")}) {
+    const LinkVerdict& v = metric == "bandwidth" ? res.bandwidth : res.latency;
+    LinkVerdict kept = keepConfirmed(v, done, metric);
+    for (const EndpointJudgement& e : v.endpoints) {
+      bool upheld = false;
+      for (const EndpointJudgement& k : kept.endpoints) upheld = upheld || k.name == e.name;
+      if (!upheld && std::find(so.cleared.begin(), so.cleared.end(), e.name) == so.cleared.end()) {
+        so.cleared.push_back(e.name);
+        cleared = true;
+      }
+    }
+  }
+  return cleared;
+}
+
+}  // namespace
+
+DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const DiagLinksOptions& o,
+                             const LinkClassOf& classOf) {
+  Communicator& comm = team.comm();
+  const int n = comm.size();
+  if (n < 3) {
+    throw UsageError(fmt::format(
+        "diag links needs at least 3 ranks (this world has {}): a link is judged against the "
+        "others",
+        n));
+  }
+  DiagLinksResult res;
+  res.ranks = n;
+  const std::vector<std::vector<LinkPair>> rounds = scheduleOf(o, n);
+  res.rounds = static_cast<int>(rounds.size());
+  const bool concurrent = std::any_of(rounds.begin(), rounds.end(),
+                                      [](const std::vector<LinkPair>& r) { return r.size() > 1; });
+  res.repeats = concurrent ? std::max(1, o.repeats) : 1;
+  const LinkGraph graph = rankGraph(team.hosts());
+  const LinkClassOf linkClass = classOf ? classOf : topologyLinkClass(team.hosts());
+  const std::vector<std::string>& hostOf = team.hosts().hostOfRank;
+  const auto onMyHost = hostOf.empty()
+                            ? n
+                            : std::count(hostOf.begin(), hostOf.end(),
+                                         hostOf[static_cast<size_t>(comm.rank()) % hostOf.size()]);
+  Prober prober(comm, team.transport(transport), o.probe, static_cast<int>(onMyHost));
+  comm.barrier(prober.deadline());
+  double t0 = nowSeconds();
+  measureMatrix(prober, rounds, concurrent, o, res);
   res.matrixSeconds = nowSeconds() - t0;
 
   // Judge, re-measure the new candidates alone, drop what confirmation does not uphold; a named
@@ -556,66 +696,13 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
   // so its slow links are judged as links. Rank 0 decides; the plan is broadcast.
   SuspectOptions so = o.suspect;
   std::vector<Confirmation> done;
-  auto measured = [&](const std::string& metric, LinkPair p) {
-    for (const Confirmation& c : done) {
-      if (c.metric == metric && c.pair == p) return true;
-    }
-    return false;
-  };
   for (int pass = 0; pass < 3; ++pass) {
     std::vector<Confirmation> pending;
-    if (comm.rank() == 0) {
-      res.bandwidth = judgeLinks(valuesOf(res.links, true, linkClass), graph, Better::kHigher, so);
-      res.latency = judgeLinks(valuesOf(res.links, false, linkClass), graph, Better::kLower, so);
-      if (o.confirm) {
-        for (bool bw : {true, false}) {
-          const LinkVerdict& v = bw ? res.bandwidth : res.latency;
-          const std::string metric = bw ? "bandwidth" : "latency";
-          std::vector<size_t> cand = candidatesOf(v);
-          std::set<size_t> avoid(cand.begin(), cand.end());
-          for (size_t i : v.suspects) avoid.insert(i);
-          for (size_t i : cand) {
-            if (measured(metric, v.links[i].pair)) continue;
-            Confirmation c;
-            c.metric = metric;
-            c.pair = v.links[i].pair;
-            c.matrixRelative = v.links[i].relative;
-            for (size_t r : referencesFor(v, i, avoid, o.maxReferences)) {
-              c.references.push_back(v.links[r].pair);
-            }
-            pending.push_back(c);
-          }
-        }
-      }
-    }
-    // Broadcast the pairs to re-measure: [count, a, b, (a, b) x count] per confirmation.
-    std::vector<int32_t> plan;
-    for (const Confirmation& c : pending) {
-      plan.push_back(static_cast<int32_t>(c.references.size()));
-      plan.push_back(c.pair.a);
-      plan.push_back(c.pair.b);
-      for (LinkPair p : c.references) {
-        plan.push_back(p.a);
-        plan.push_back(p.b);
-      }
-    }
-    auto sizes = comm.allgather<int64_t>(static_cast<int64_t>(plan.size()), prober.deadline());
-    if (sizes[0] == 0) break;
-    plan.resize(static_cast<size_t>(sizes[0]));
-    auto gathered =
-        comm.allgatherBytes(plan.data(), plan.size() * sizeof(int32_t), prober.deadline());
-    std::memcpy(plan.data(), gathered.data(), plan.size() * sizeof(int32_t));
+    if (comm.rank() == 0) pending = planConfirmations(res, linkClass, graph, so, o, done);
+    const std::vector<LinkPair> order = broadcastConfirmations(comm, pending, prober.deadline());
+    if (order.empty()) break;
     // Every distinct link once per repeat, alone, suspects and references interleaved, repeated:
     // drifting noise hits them alike.
-    std::vector<LinkPair> order;
-    for (size_t k = 0; k < plan.size();) {
-      const auto refs = static_cast<size_t>(plan[k]);
-      for (size_t r = 0; r <= refs; ++r) {
-        LinkPair p{plan[k + 1 + 2 * r], plan[k + 2 + 2 * r]};
-        if (std::find(order.begin(), order.end(), p) == order.end()) order.push_back(p);
-      }
-      k += 3 + 2 * refs;
-    }
     std::vector<std::vector<LinkPair>> alone;
     for (int rep = 0; rep < o.confirmRepeats; ++rep) {
       for (LinkPair p : order) alone.push_back({p});
@@ -625,51 +712,8 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
     res.confirmSeconds += nowSeconds() - c0;
     bool cleared = false;
     if (comm.rank() == 0) {
-      // again[rep * order.size() + k] is link order[k] in repeat rep.
-      auto value = [&](LinkPair p, bool bw, size_t rep) {
-        size_t k = static_cast<size_t>(std::find(order.begin(), order.end(), p) - order.begin());
-        return metricOf(again[rep * order.size() + k], bw);
-      };
-      const auto reps = static_cast<size_t>(o.confirmRepeats);
-      for (Confirmation& c : pending) {
-        const bool bw = c.metric == "bandwidth";
-        std::vector<double> mine, refsMedian, ratios;
-        for (size_t rep = 0; rep < reps; ++rep) {
-          std::vector<double> refs;
-          for (LinkPair p : c.references) refs.push_back(value(p, bw, rep));
-          double x = value(c.pair, bw, rep), ref = median(refs);
-          mine.push_back(x);
-          refsMedian.push_back(ref);
-          if (!refs.empty()) ratios.push_back(bw ? (ref > 0 ? x / ref : 1) : (x > 0 ? ref / x : 1));
-        }
-        c.aloneValue = median(mine);
-        if (c.references.empty()) {
-          c.confirmed = true;  // nothing to compare with: the matrix verdict stands
-        } else {
-          // Slower than its references by the gap in the median and in all repeats but one:
-          // one noisy repeat neither makes nor unmakes a suspect.
-          c.referenceValue = median(refsMedian);
-          c.aloneRelative = median(ratios);
-          size_t below = 0;
-          for (double r : ratios) below += r < 1 - o.suspect.gap;
-          c.confirmed = c.aloneRelative < 1 - o.suspect.gap &&
-                        below + 1 >= std::max<size_t>(ratios.size(), 2);
-        }
-        done.push_back(c);
-      }
-      for (const std::string& metric : {std::string("bandwidth"), std::string("latency")}) {
-        const LinkVerdict& v = metric == "bandwidth" ? res.bandwidth : res.latency;
-        LinkVerdict kept = keepConfirmed(v, done, metric);
-        for (const EndpointJudgement& e : v.endpoints) {
-          bool upheld = false;
-          for (const EndpointJudgement& k : kept.endpoints) upheld = upheld || k.name == e.name;
-          if (!upheld &&
-              std::find(so.cleared.begin(), so.cleared.end(), e.name) == so.cleared.end()) {
-            so.cleared.push_back(e.name);
-            cleared = true;
-          }
-        }
-      }
+      decideConfirmations(pending, again, order, o, done);
+      cleared = clearUnupheld(res, done, so);
     }
     if (!comm.anyTrue(cleared, prober.deadline())) break;
   }
