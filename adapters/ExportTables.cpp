@@ -1,4 +1,5 @@
 #include "adapters/ExportTables.h"
+#include "core/Text.h"
 
 #include <fmt/format.h>
 
@@ -263,21 +264,11 @@ bool isExportToolFormat(const std::string& format) {
   return std::find(kToolFormats.begin(), kToolFormats.end(), format) != kToolFormats.end();
 }
 
-std::string exportCsvField(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
 std::string exportCsvLine(const std::vector<std::string>& fields) {
   std::string line;
   for (size_t i = 0; i < fields.size(); ++i) {
     if (i > 0) line += ',';
-    line += exportCsvField(fields[i]);
+    line += csvField(fields[i]);
   }
   return line + "\n";
 }

@@ -43,10 +43,7 @@ void writeExportTable(const Store& store, const std::vector<RunRecord>& runs,
 std::string exportToolText(const Store& store, const std::vector<RunRecord>& runs,
                            const std::string& format, std::vector<std::string>* leftOut);
 
-// RFC 4180: fields with a comma, quote or line break are quoted, quotes doubled. (Not csvField:
-// bench/Report.cpp defines a cb::csvField of its own with external linkage.)
-std::string exportCsvField(std::string_view text);
-// The fields joined by commas, each through exportCsvField, and a line break.
+// The fields joined by commas, each through csvField (core/Text.h), and a line break.
 std::string exportCsvLine(const std::vector<std::string>& fields);
 
 }  // namespace cb

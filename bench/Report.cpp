@@ -392,17 +392,6 @@ nlohmann::json pointToJson(const PointResult& p) {
   return j;
 }
 
-// RFC 4180: quote a field holding a comma, quote or line break; double the quotes inside.
-std::string csvField(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 std::string resultsToJson(const std::map<std::string, std::string>& header,

@@ -12,6 +12,8 @@ std::string toLower(std::string_view s);
 // Splits on commas, trims items, drops empty items.
 std::vector<std::string> splitList(std::string_view s, char sep = ',');
 bool startsWith(std::string_view s, std::string_view prefix);
+// RFC 4180: a field holding a comma, quote or line break is quoted, its quotes doubled.
+std::string csvField(std::string_view s);
 // Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
 bool validUtf8(std::string_view s);
 // One line fit for a terminal table: control characters as \n, \t or \xNN, bytes that are not

@@ -11,6 +11,7 @@
 #include "adapters/ExportTables.h"
 #include "common/TempDir.h"
 #include "core/Error.h"
+#include "core/Text.h"
 #include "results/Store.h"
 
 namespace cb {
@@ -95,10 +96,10 @@ class ExportTablesTest : public ::testing::Test {
 };
 
 TEST(ExportCsv, QuotesCommasQuotesAndLineBreaksOnly) {
-  EXPECT_EQ(exportCsvField("plain"), "plain");
-  EXPECT_EQ(exportCsvField("a,b"), "\"a,b\"");
-  EXPECT_EQ(exportCsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
-  EXPECT_EQ(exportCsvField("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csvField("plain"), "plain");
+  EXPECT_EQ(csvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(csvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csvField("two\nlines"), "\"two\nlines\"");
   EXPECT_EQ(exportCsvLine({"x", "", "y,z"}), "x,,\"y,z\"\n");
 }
 
