@@ -22,7 +22,12 @@ one_line_error() {
 }
 
 label='base<b>&"x"|*y*'
-run=(run allreduce --np 2 -b 1K -e 64K -f 4 -w 2 -n 20 --algo ring,tree --format none --db "$db")
+# The ranks are pinned (--bind auto: a core each): this test checks gate's decisions, and two
+# unpinned threads on 2 cores can fall into a mode where a 1 KiB call takes 200 us instead of 5 in
+# every run of a label (a fresh-clone CI run, 2026-11-27), which no 3-run gate can judge. The
+# error rates with the default flags are measured apart (docs/ARCHITECTURE.md, issue 26).
+run=(run allreduce --np 2 -b 1K -e 64K -f 4 -w 2 -n 20 --algo ring,tree --format none --db "$db"
+  --bind auto)
 for i in 1 2 3; do
   expect 0 "$cb" "${run[@]}" --label "$label"                   # runs 1, 4, 7
   expect 0 "$cb" "${run[@]}" --label cand                       # runs 2, 5, 8
