@@ -23,8 +23,6 @@ uint8_t patternByte(int rank, uint64_t i) {
   return static_cast<uint8_t>((i * 131u + static_cast<uint64_t>(rank) * 29u + 7u) & 0xffu);
 }
 
-double median(std::vector<double> v) { return medianMad(std::move(v)).first; }
-
 // Every rank throws the first failure any rank had, with its kind.
 void agreeOnFailure(Communicator& comm, const std::optional<std::string>& mine, Deadline d) {
   for (const std::string& s : comm.allgatherStrings(mine.value_or(""), d)) {
@@ -49,8 +47,6 @@ struct RoundFigures {
 };
 
 constexpr double kMinLatencyWindow = 3e-3, kMinBandwidthWindow = 12e-3;  // seconds
-
-double medianOrZero(std::vector<double> v) { return v.empty() ? 0 : median(std::move(v)); }
 
 // Where this rank's thread runs while it measures a link. On a host with fewer CPUs than ranks
 // the scheduler time-slices the ranks, and two ends that land on one CPU copy in turns: alone, a
@@ -129,7 +125,7 @@ class Prober {
     // that: one round measured under a passing load must not stretch the whole run (a window
     // always holds one sample; the shares of the time are what counts).
     auto window = [&](std::vector<double> v, double least) {
-      return std::clamp(stretch * medianOrZero(std::move(v)), least, 4 * least);
+      return std::clamp(stretch * medianOf(v), least, 4 * least);
     };
     return {window(lat, kMinLatencyWindow), window(bw, kMinBandwidthWindow)};
   }
@@ -216,12 +212,12 @@ class Prober {
         s.pair = p;
         s.latencySamples.assign(base, base + nl);
         s.bandwidthSamples.assign(base + nl, base + nl + static_cast<size_t>(f.bandwidthCount));
-        s.latencyUs = medianOrZero(s.latencySamples) * 1e6;
+        s.latencyUs = medianOf(s.latencySamples) * 1e6;
         // In a common window, bytes over time (as OSU's bibw): the pairs of a round share the
         // cores by time slices, so one bibw window's time says whether it fitted in a slice,
         // and the whole says what share of the time the link delivered. Alone, the median
         // window: a slice lost to another process is an outlier, not the link.
-        double t = medianOrZero(s.bandwidthSamples);  // per message
+        double t = medianOf(s.bandwidthSamples);  // per message
         if (w.bandwidth > 0 && !s.bandwidthSamples.empty()) {
           t = 0;
           for (double x : s.bandwidthSamples) t += x;
@@ -465,8 +461,8 @@ std::vector<LinkSample> mergeRepeats(std::vector<LinkSample> measured, int repea
                                 m.bandwidthSamples.end());
       l.wrong += m.wrong;
     }
-    l.latencyUs = median(lat);
-    l.bandwidthGBs = median(bw);
+    l.latencyUs = medianOf(lat);
+    l.bandwidthGBs = medianOf(bw);
   }
   return out;
 }
@@ -617,19 +613,19 @@ void decideConfirmations(std::vector<Confirmation>& pending, const std::vector<L
     for (size_t rep = 0; rep < reps; ++rep) {
       std::vector<double> refs;
       for (LinkPair p : c.references) refs.push_back(value(p, bw, rep));
-      double x = value(c.pair, bw, rep), ref = median(refs);
+      double x = value(c.pair, bw, rep), ref = medianOf(refs);
       mine.push_back(x);
       refsMedian.push_back(ref);
       if (!refs.empty()) ratios.push_back(bw ? (ref > 0 ? x / ref : 1) : (x > 0 ? ref / x : 1));
     }
-    c.aloneValue = median(mine);
+    c.aloneValue = medianOf(mine);
     if (c.references.empty()) {
       c.confirmed = true;  // nothing to compare with: the matrix verdict stands
     } else {
       // Slower than its references by the gap in the median and in all repeats but one:
       // one noisy repeat neither makes nor unmakes a suspect.
-      c.referenceValue = median(refsMedian);
-      c.aloneRelative = median(ratios);
+      c.referenceValue = medianOf(refsMedian);
+      c.aloneRelative = medianOf(ratios);
       size_t below = 0;
       for (double r : ratios) below += r < 1 - o.suspect.gap;
       c.confirmed =

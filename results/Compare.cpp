@@ -323,8 +323,6 @@ Modes findModes(std::span<const GroupedValue> values, double minGap) {
 
 namespace {
 
-double median(std::vector<double> v) { return percentile(v, 0.5); }
-
 bool isOk(const ResultRecord* r) { return r->status == "ok" && r->wrong <= 0; }
 
 // The value of the metric for one result: the median of its iterations when samples were kept,
@@ -425,7 +423,7 @@ std::map<ReplicateId, double> levels(const SideValues& base, const SideValues& c
     for (const auto& [id, values] : side->byReplicate) {
       std::vector<double> dev;
       for (const auto& [key, y] : values) dev.push_back(y - caseMean[key]);
-      if (!dev.empty()) out[id] = median(dev);
+      if (!dev.empty()) out[id] = medianOf(dev);
     }
   }
   return out;
@@ -718,7 +716,7 @@ std::vector<HistoryRun> historyRuns(const RunSet& runs, const CompareOptions& o,
       if (caseMean.contains(key)) dev.push_back(y - caseMean.at(key));
     }
     if (dev.empty()) continue;
-    h.level = median(dev);
+    h.level = medianOf(dev);
     h.y = values;
     for (const auto& [key, y] : values) h.net[key] = y - h.level;
     hist.push_back(std::move(h));
