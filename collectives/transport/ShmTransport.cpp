@@ -21,6 +21,8 @@
 // fill when the rank said it sleeps. Every wait checks the Deadline and interruptStopsWaits().
 #include "collectives/transport/ShmTransport.h"
 
+#include "collectives/transport/WaitPolicy.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/futex.h>
@@ -60,6 +62,7 @@ constexpr size_t kInlineBytes = 40;
 // Idle passes spent spinning, then yielding, before a rank sleeps on its doorbell. When the ranks
 // outnumber the CPUs they may run on, a spinning rank only delays the peer it waits for (which
 // needs its CPU), so ranks yield at once instead, as OpenMPI does with mpi_yield_when_idle.
+// Yields are timed and stop while they give the CPU to another process (WaitPolicy.h).
 constexpr int kSpinPasses = 2000;
 constexpr int kYieldPasses = 200;
 constexpr int kOversubscribedYieldPasses = 20000;
@@ -96,14 +99,6 @@ std::atomic_ref<T> atomic(T& x) {
 }
 
 size_t roundUp(size_t x, size_t to) { return (x + to - 1) / to * to; }
-
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
 
 // This process's CPU affinity as one '0'/'1' character per CPU id.
 std::string affinityMask() {
@@ -647,8 +642,8 @@ void ShmTransport::exchange(std::span<const SendOp> sends, std::span<const RecvO
             "(-T){}{}",
             rank_, pendingSummary(sends, recvs), d.seconds(), board.empty() ? "" : ": ", board));
       }
-      if (idle < spinPasses_ + yieldPasses_) {
-        sched_yield();
+      if (idle < spinPasses_ + yieldPasses_ && yieldsAllowed()) {
+        timedYield();
       } else {
         atomic(mine.sleeping).store(1, std::memory_order_seq_cst);
         armedSeq = atomic(mine.seq).load(std::memory_order_seq_cst);
