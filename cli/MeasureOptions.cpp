@@ -28,7 +28,8 @@ void addMeasureOptions(CLI::App* sub, MeasureOptions& o, const char* timeoutWhat
   sub->add_option_function<std::string>(
          "--bind", [&o](const std::string& s) { o.world.bind = *parseBindPolicy(s); },
          "Local world: bind rank threads to a core or a NUMA node each, as mpirun --bind-to "
-         "(none|core|numa|auto; auto: core when the ranks fit the cores, else none; default none)")
+         "(none|core|numa|auto; auto: core when the ranks fit the cores this process may use, else "
+         "none; default auto)")
       ->check(CLI::IsMember({"none", "core", "numa", "auto"}));
   sub->add_flag("--strict", o.strict,
                 "Stop before measuring when the topology preflight finds anything (degraded "

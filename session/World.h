@@ -17,7 +17,7 @@ inline constexpr int kMaxLocalRanks = 1024;
 
 struct WorldOptions {
   int np = kNpNotGiven;                 // local world ranks
-  BindPolicy bind = BindPolicy::kNone;  // --bind: local world rank threads only
+  BindPolicy bind = BindPolicy::kAuto;  // --bind: local world rank threads only
 };
 
 // Throws UsageError for --np or --bind under a launcher, or --np out of range. With --bind each

@@ -162,11 +162,16 @@ BindPolicy resolveBindPolicy(BindPolicy p, int ranks) {
   // cgroups), so a rank is never bound to a core it is not allowed on.
   hwloc_topology_t t = nullptr;
   int cores = 0;
+  int pus = 0;
   if (hwloc_topology_init(&t) == 0 && hwloc_topology_load(t) == 0) {
     cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+    pus = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
   }
   if (t) hwloc_topology_destroy(t);
   const int allowed = static_cast<int>(threadCpus().size());
+  // A mask narrower than the machine (taskset, a launcher's binding) is the user's placement:
+  // binding by hwloc's core numbers would leave it.
+  if (allowed < pus) return BindPolicy::kNone;
   return ranks <= std::min(cores, allowed) ? BindPolicy::kCore : BindPolicy::kNone;
 }
 

@@ -33,12 +33,16 @@ RankPlacement placementFromJson(const std::string& json);  // throws Environment
 std::vector<RankPlacement> gatherPlacements(Communicator& comm, const RankPlacement& mine,
                                             Deadline d);
 
-// kAuto: kCore when the local ranks fit this machine's cores (one each), else kNone, as mpirun
-// binds by default. Unbound, the 2 rank threads of a 2-core host land on one core now and then
-// and spin against each other: such runs came out 4x slower (9 vs 2.2 us at 4 KiB), 8 of 20
-// under a compiler's load; bound, 20 of 20 agreed within 3%. Not the default: two bound
-// collbench processes on the same cores (two CI jobs, a parallel ctest) pin their spinning
-// threads together and cannot move away, which the unbound threads can.
+// kAuto (the default): kCore when the local ranks fit this machine's cores (one each), else
+// kNone, as mpirun binds by default; kNone too when an affinity mask (taskset, a launcher)
+// leaves this process fewer CPUs than the machine has: that choice is the user's. Unbound, the
+// 2 rank threads of a 2-core host share one core whenever another process keeps the other busy
+// (the kernel sees no imbalance: two tasks there, one here, either way) and every step runs one
+// rank after the other: under one compile, 4 of 6 unbound runs and 8 of 12 runs of two unbound
+// processes at once were 1.3-1.9x slower, bound 6 of 6 and two bound at once 12 of 12 within
+// 10% of the idle figures (docs/ARCHITECTURE.md, Topology). Before the ranks' waits stopped
+// yielding to other processes (collectives/transport/WaitPolicy.h), bound runs were the worse
+// ones (a pinned rank that yields waits for its own core's other tasks), so none was the default.
 enum class BindPolicy { kNone, kCore, kNuma, kAuto };
 std::optional<BindPolicy> parseBindPolicy(std::string_view s);  // "none", "core", "numa", "auto"
 std::string_view bindPolicyName(BindPolicy p);

@@ -398,9 +398,25 @@ TEST(Placement, AutoBindsToCoresWhenTheRanksFit) {
   cpu_set_t mask;
   ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
   const int usable = std::min(cores, CPU_COUNT(&mask));
-  EXPECT_EQ(resolveBindPolicy(BindPolicy::kAuto, 1), BindPolicy::kCore);
-  EXPECT_EQ(resolveBindPolicy(BindPolicy::kAuto, usable), BindPolicy::kCore);
+  // A mask narrower than the machine (taskset, a launcher) is the user's placement: unbound.
+  const BindPolicy whole =
+      CPU_COUNT(&mask) < liveTopology().pus ? BindPolicy::kNone : BindPolicy::kCore;
+  EXPECT_EQ(resolveBindPolicy(BindPolicy::kAuto, 1), whole);
+  EXPECT_EQ(resolveBindPolicy(BindPolicy::kAuto, usable), whole);
   EXPECT_EQ(resolveBindPolicy(BindPolicy::kAuto, usable + 1), BindPolicy::kNone);
+  if (liveTopology().pus > 1) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &mask)) {
+        CPU_SET(c, &one);
+        break;
+      }
+    }
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    EXPECT_EQ(resolveBindPolicy(BindPolicy::kAuto, 1), BindPolicy::kNone);
+    ASSERT_EQ(sched_setaffinity(0, sizeof mask, &mask), 0);
+  }
   EXPECT_EQ(resolveBindPolicy(BindPolicy::kNone, 1), BindPolicy::kNone);
   EXPECT_EQ(resolveBindPolicy(BindPolicy::kNuma, 64), BindPolicy::kNuma);
   EXPECT_THROW(bindThisThread(BindPolicy::kAuto, 0), InternalError);
