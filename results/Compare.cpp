@@ -154,6 +154,11 @@ double studentTTwoSidedP(double t, double df) {
   return std::clamp(incompleteBeta(df / 2, 0.5, df / (df + t * t)), 0.0, 1.0);
 }
 
+double fUpperP(double f, double df1, double df2) {
+  if (!(f > 0)) return 1;
+  return std::clamp(incompleteBeta(df2 / 2, df1 / 2, df2 / (df2 + df1 * f)), 0.0, 1.0);
+}
+
 double studentTCritical(double p, double df) {
   if (!(p > 0 && p <= 1)) throw InternalError("studentTCritical: p must be in (0, 1]");
   // The two-sided p falls as t grows: bisect on t (in a bracket that always holds p).
@@ -302,14 +307,23 @@ Modes findModes(std::span<const GroupedValue> values, double minGap) {
   const double gap = mean(hi) - mean(lo);
   const double within = std::sqrt(bestSs / static_cast<double>(n - 2));
   if (!(gap >= minGap) || !(gap >= kModeSeparation * within)) return best;
-  // Modes, not builds: some build must have landed in both.
+  // Modes, not builds: one of the comparison's sides (negative groups) landed in both, or enough
+  // stored builds did (kModeBuildsWithHistory, and kModeBuildsShare of them). In a window of a
+  // dozen builds, a run of one or two builds pushed across by a busy moment is chance, and the
+  // regressions kept in the window then looked like a second mode of the machine (issue 26's
+  // protocol under a compile: 18 of 60 slowdowns called "two modes" with one stored build
+  // enough, 0 of 60 with this rule). A machine in modes puts most builds in both.
   std::map<int, std::pair<bool, bool>> seen;
   for (size_t i = 0; i < n; ++i)
     (i < split ? seen[v[i].group].first : seen[v[i].group].second) = true;
-  if (std::none_of(seen.begin(), seen.end(),
-                   [](const auto& g) { return g.second.first && g.second.second; })) {
-    return best;
+  int sides = 0, stored = 0, storedBuilds = 0;
+  for (const auto& [group, where] : seen) {
+    storedBuilds += group >= 0;
+    if (where.first && where.second) ++(group < 0 ? sides : stored);
   }
+  const int need = std::max(kModeBuildsWithHistory,
+                            static_cast<int>(std::ceil(kModeBuildsShare * storedBuilds)));
+  if (sides == 0 && stored < need) return best;
   best.found = true;
   best.cut = (sorted[split - 1] + sorted[split]) / 2;
   best.low = mean(lo);
@@ -524,12 +538,23 @@ void runTest(LevelTest& t, std::span<const double> baseIn, std::span<const doubl
   }
   NoiseSums extra = withinGroupNoise(history);
   extra += e.learned;
-  t.historyDf = extra.df;
   Undisturbed u = setAsideDisturbed(base, cand);
   u.setAsideA += setAsideAsRare;
   t.setAsideBase = u.setAsideA;
   t.setAsideCand = u.setAsideB;
   t.twoGroups = u.twoGroups;
+  // The window's noise joins only when the sides' own spread is not clearly larger (an F test
+  // at kPoolingAlpha): runs that spread more than the window's did were taken in another state of
+  // the machine (a compile's phase beside them), and pooling them with quieter runs made a batch
+  // shift of 7-10% look certain.
+  if (extra.df > 0 && extra.ss > 0) {
+    const TTest own = studentT(u.a, u.b, NoiseSums{});
+    if (own.valid &&
+        fUpperP(own.sd * own.sd / (extra.ss / extra.df), own.df, extra.df) < kPoolingAlpha) {
+      extra = NoiseSums{};
+    }
+  }
+  t.historyDf = extra.df;
   TTest r = studentT(u.a, u.b, extra);
   t.worsePct = pctOfLog(r.diff);
   t.changePct = o.metric == Metric::kTime ? t.worsePct : pctOfLog(-r.diff);
@@ -925,6 +950,18 @@ void holmAndDecide(const std::vector<LevelTest*>& family, double threshold, doub
   }
 }
 
+// A series worse (or better) than the rest of its run, but not beyond half the threshold itself
+// (its change net of the run plus the run's own): the rest of the run moved the other way. It
+// is the same: gating on it fails a steady series because the others sped up (the rule of
+// caseVerdict's own test).
+void onlyAgainstItsRun(LevelTest& t, const LevelTest& wholeRun, double threshold) {
+  if (t.verdict != Verdict::kRegression && t.verdict != Verdict::kImprovement) return;
+  const double worse = ((1 + t.worsePct / 100) * (1 + wholeRun.worsePct / 100) - 1) * 100;
+  const double better = (1 / (1 + worse / 100) - 1) * 100;
+  const double half = threshold * 100 / 2;
+  if ((t.verdict == Verdict::kRegression ? worse : better) <= half) t.verdict = Verdict::kSame;
+}
+
 // Why a case is inconclusive when its own runs switch between two modes.
 std::string modalNote(const CaseComparison& c, const CompareOptions& o) {
   // Its own values may sit in one mode while its run's level moves with the cases that
@@ -980,8 +1017,11 @@ void caseVerdict(CaseComparison& c, const Comparison& out, const TestPlan& p,
   // series, net of their runs) or the whole run's (for the sizes that moved with the run).
   const double confinedBetterPct = (1 / (1 + c.confined.worsePct / 100) - 1) * 100;
   using By = CaseComparison::FlaggedBy;
+  // A case is flagged only when it changed itself beyond half the threshold: worse (or better)
+  // than the rest of its run alone is a run whose other cases moved the other way (on a machine
+  // shared with a compile, a case steady while the others sped up 6% read as a regression).
   auto flaggedBy = [&](Verdict v, double own, double confined) {
-    if (p.testCases && c.confined.verdict == v) return By::kOwn;
+    if (p.testCases && c.confined.verdict == v && own > thresholdPct) return By::kOwn;
     if (series && series->confined.verdict == v && confined > thresholdPct) return By::kSeries;
     if (out.wholeRun.verdict == v && own > thresholdPct) return By::kWholeRun;
     return By::kNone;
@@ -1113,6 +1153,7 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
     for (SeriesSummary& s : out.series) family.push_back(&s.confined);
   }
   holmAndDecide(family, o.threshold, p.alphaConfined);
+  for (SeriesSummary& s : out.series) onlyAgainstItsRun(s.confined, out.wholeRun, o.threshold);
 
   // Too few replicates: imported logs fall back to the threshold; measured runs need more.
   if (!p.enough) {
@@ -1188,9 +1229,11 @@ Calibration calibrate(const RunSet& runs, const CompareOptions& o, double target
   for (const RunRecord& r : runs.runs) learned.runIds.push_back(r.id);
   learned.runQuantile = o.runQuantile;
   learned.metric = std::string(metricName(o.metric));
+  // The calibrated runs are one build under study, as a side of a comparison is (group -1):
+  // findModes takes that one build's runs in both clusters as modes.
   auto oneGroup = [](const std::vector<double>& xs) {
     std::vector<GroupedValue> g;
-    for (double x : xs) g.push_back({0, x});
+    for (double x : xs) g.push_back({-1, x});
     return g;
   };
   learned.whole = withinGroupNoise(oneGroup(levelValues));
@@ -1198,7 +1241,6 @@ Calibration calibrate(const RunSet& runs, const CompareOptions& o, double target
   for (const auto& [key, values] : net) {
     learned.cases[key.toString()] = withinGroupNoise(oneGroup(values));
     Modes m = findModes(oneGroup(values), std::log1p(target));
-    // findModes wants a build in both modes; one group always is, given two clusters.
     if (!m.found) continue;
     double sum[2] = {0, 0};
     int n[2] = {0, 0};

@@ -23,16 +23,18 @@
 //  5. Verdict. --threshold is the change the gate must be able to see. A test regresses when
 //     it is significant AND its change is worse than half the threshold (so a change of the
 //     threshold is found with the stated power, and tiny significant shifts never fail a
-//     build). When it is not significant but its minimum detectable change (at alpha and the
-//     power, default 90%, with the replicates at hand) exceeds the threshold, it is inconclusive
-//     and names the replicates per side that would reach the threshold.
+//     build); a case or series only when it also changed itself beyond half the threshold, not
+//     only against the rest of its run. When it is not significant but its minimum detectable
+//     change (at alpha and the power, default 90%, with the replicates at hand) exceeds the
+//     threshold, it is inconclusive and names the replicates per side that would reach it.
 //  5b. History. The stored runs of the same environment (the gate's lookback window, History)
 //     lend their run-to-run noise: grouped by label (one build each), their spread around
 //     their own build's mean, computed on the same quantity as each test (run level, case or
-//     series net of its run), joins the pooled variance with its degrees of freedom. Values in
-//     two modes (findModes: a build seen in both) make a test inconclusive unless both sides'
-//     medians sit in one mode; a case says "this case has two modes (X and Y GB/s)". A case
-//     flagged through its series or the whole run says which (CaseComparison::flaggedBy).
+//     series net of its run), joins the pooled variance with its degrees of freedom, unless the
+//     sides' own runs spread clearly more (fUpperP below kPoolingAlpha). Values in two modes
+//     (findModes: a side, or enough stored builds, seen in both) make a test inconclusive unless
+//     both sides' medians sit in one mode; a case says "this case has two modes (X and Y GB/s)". A
+//     case flagged through its series or the whole run says which (CaseComparison::flaggedBy).
 //  6. Too few replicates. With fewer than 4 replicates in all (or none on a side) nothing is
 //     tested: inconclusive. Imported logs, which carry no samples, are then compared on the
 //     threshold only, labelled so.
@@ -63,6 +65,8 @@ std::vector<double> holmAdjust(std::span<const double> p);
 double studentTTwoSidedP(double t, double df);
 // The t such that studentTTwoSidedP(t, df) == p, for p in (0, 1].
 double studentTCritical(double p, double df);
+// P(F > f) for Snedecor's F with df1 and df2 degrees of freedom.
+double fUpperP(double f, double df1, double df2);
 
 // Pooled-variance two-sample t-test (the replicates of both sides share the machine's noise).
 struct TTest {
@@ -137,9 +141,16 @@ NoiseSums withinGroupNoise(std::span<const GroupedValue> values);
 
 // Two modes: the values fall in two clusters far apart compared with their spread inside each
 // (the best split of the sorted values; gap >= kModeSeparation pooled within-cluster standard
-// deviations and at least `minGap` in log), each cluster has 2 values or more, and at least one
-// group (one build) has values in both, so two builds that simply differ are never called modes.
+// deviations and at least `minGap` in log), each cluster has 2 values or more, and builds have
+// values in both, so two builds that simply differ are never called modes: a group below 0 (one
+// of the comparison's sides), or kModeBuildsWithHistory stored builds (groups from 0) and at
+// least kModeBuildsShare of the stored builds.
 constexpr double kModeSeparation = 5;
+constexpr int kModeBuildsWithHistory = 2;
+constexpr double kModeBuildsShare = 0.25;
+// The level of the F test that keeps the window's noise out of a test whose own runs spread
+// clearly more.
+constexpr double kPoolingAlpha = 0.02;
 struct Modes {
   bool found = false;
   double cut = 0;            // values at or below are the low cluster

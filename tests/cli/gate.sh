@@ -22,10 +22,11 @@ one_line_error() {
 }
 
 label='base<b>&"x"|*y*'
-# The ranks are pinned (--bind auto: a core each): this test checks gate's decisions, and two
-# unpinned threads on 2 cores can fall into a mode where a 1 KiB call takes 200 us instead of 5 in
-# every run of a label (a fresh-clone CI run, 2026-11-27), which no 3-run gate can judge. The
-# error rates with the default flags are measured apart (docs/ARCHITECTURE.md, issue 26).
+# The ranks are pinned (--bind auto: a core each; the default since session 13, kept explicit):
+# this test checks gate's decisions, and two unpinned threads on 2 cores fell into a mode where
+# a 1 KiB call took 200 us instead of 5 in every run of a label (a fresh-clone CI run,
+# 2026-11-27, before the ranks' waits stopped yielding to other processes), which no 3-run gate
+# can judge. The error rates with the default flags are measured apart (docs/ARCHITECTURE.md).
 run=(run allreduce --np 2 -b 1K -e 64K -f 4 -w 2 -n 20 --algo ring,tree --format none --db "$db"
   --bind auto)
 for i in 1 2 3; do

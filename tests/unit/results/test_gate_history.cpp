@@ -105,9 +105,10 @@ TEST(GateHistory, WithinGroupNoiseIgnoresBuildsAndDisturbedRuns) {
 }
 
 TEST(GateHistory, ModesNeedABuildSeenInBoth) {
-  // Two clusters 0.6 apart, spread 0.02, and build 1 has runs in both: modes.
-  std::vector<GroupedValue> v{{0, 0.00}, {0, 0.02}, {0, -0.01}, {1, 0.01},
-                              {1, 0.61}, {2, 0.60}, {2, 0.62},  {2, 0.59}};
+  // Two clusters 0.6 apart, spread 0.02, and one of the comparison's sides (group -1) has runs
+  // in both: modes.
+  std::vector<GroupedValue> v{{0, 0.00},  {0, 0.02}, {0, -0.01}, {-1, 0.01},
+                              {-1, 0.61}, {2, 0.60}, {2, 0.62},  {2, 0.59}};
   Modes m = findModes(v, std::log1p(0.05));
   ASSERT_TRUE(m.found);
   EXPECT_NEAR(m.low, 0.005, 0.01);
@@ -116,6 +117,14 @@ TEST(GateHistory, ModesNeedABuildSeenInBoth) {
   EXPECT_EQ(m.nHigh, 4);
   EXPECT_GT(m.cut, 0.02);
   EXPECT_LT(m.cut, 0.59);
+  // One stored build in both is chance in a window of builds (a busy moment pushed one run
+  // across; a regression kept in the window is the other cluster); two are a mode.
+  std::vector<GroupedValue> stored = v;
+  stored[3].group = stored[4].group = 1;
+  EXPECT_FALSE(findModes(stored, std::log1p(0.05)).found);
+  stored.push_back({4, 0.0});
+  stored.push_back({4, 0.6});
+  EXPECT_TRUE(findModes(stored, std::log1p(0.05)).found);
   // The same values, but each build in one cluster: two builds that differ, not modes (a real
   // regression must stay a regression).
   v[4].group = 3;
@@ -154,7 +163,10 @@ TEST(GateHistory, NoisyHistoryKeepsThreeRunGatesQuietAndFindsThirtyPercent) {
     caughtWithout += compareRuns(base, slow, o).outcome == GateOutcome::kRegression;
   }
   EXPECT_LE(alarms, 3);
-  EXPECT_GE(caughtWith, 90);
+  // 94 before the F test that keeps the window out when the sides spread clearly more (which
+  // 6 runs drawn from this very noise sometimes do): its price here, its gain under batches
+  // (AWindowQuieterThanTheSidesDoesNotMakeTheTestSurer).
+  EXPECT_GE(caughtWith, 85);
   EXPECT_LT(caughtWithout, caughtWith - 20);  // the history is what makes 3 runs enough
 }
 
@@ -406,6 +418,53 @@ TEST(GateHistory, CalibrationIsStoredAndLaterGatesPoolIt) {
   Comparison g = compareRuns(b2, c2, o, mh);
   EXPECT_NE(g.outcome, GateOutcome::kRegression) << g.modesNote;
   EXPECT_NE(g.modesNote.find("two modes"), std::string::npos);
+}
+
+TEST(GateHistory, ACaseSteadyWhileTheRestOfItsRunSpedUpIsNoRegression) {
+  // Issue 26's protocol beside a compile: every case but one 10% faster in the candidate's runs,
+  // that one as before. Against the rest of its run it is 10% worse, which the confined test
+  // finds; but it did not get worse itself, and a gate that fails it fails a steady number.
+  std::mt19937 rng(11);
+  Model m{0.005, 0.005};
+  auto fasterButOne = [](int, const std::string& p, uint64_t size) {
+    return p == "in" && size == 262144 ? 1.0 : 0.9;
+  };
+  RunSet base = runs(1, 3, "base", rng, m), cand = runs(100, 3, "cand", rng, m, fasterButOne);
+  Comparison c = compareRuns(base, cand, CompareOptions{}, History{});
+  EXPECT_NE(c.outcome, GateOutcome::kRegression);
+  bool seen = false;
+  for (const CaseComparison& k : c.cases) {
+    if (k.key.placement != "in" || k.key.sizeBytes != 262144) continue;
+    seen = true;
+    EXPECT_EQ(k.confined.verdict, Verdict::kRegression);  // its own test still says so
+    EXPECT_NE(k.verdict, Verdict::kRegression);
+  }
+  EXPECT_TRUE(seen);
+  // The same case 30% slower itself, the rest steady: a regression by its own test.
+  auto slowerOne = [](int, const std::string& p, uint64_t size) {
+    return p == "in" && size == 262144 ? 1.3 : 1.0;
+  };
+  RunSet slow = runs(200, 3, "slow", rng, m, slowerOne);
+  Comparison r = compareRuns(base, slow, CompareOptions{}, History{});
+  EXPECT_EQ(r.outcome, GateOutcome::kRegression);
+}
+
+TEST(GateHistory, AWindowQuieterThanTheSidesDoesNotMakeTheTestSurer) {
+  // Beside a compile, 3 baseline and 3 candidate runs of one build spread 8% within each side
+  // while the window's builds had agreed within 1%: pooling the window would call the sides'
+  // 8% difference a regression; the sides' own spread decides instead, and says inconclusive.
+  std::mt19937 rng(17);
+  History h = history(12, rng, Model{0.01, 0.01});
+  Model noisy{0.08, 0.01};
+  int alarms = 0, ownNoise = 0;
+  for (int i = 0; i < 50; ++i) {
+    RunSet base = runs(1, 3, "base", rng, noisy), cand = runs(100, 3, "cand", rng, noisy);
+    Comparison c = compareRuns(base, cand, CompareOptions{}, h);
+    alarms += c.outcome == GateOutcome::kRegression;
+    ownNoise += c.wholeRun.tested && c.wholeRun.historyDf == 0;
+  }
+  EXPECT_LE(alarms, 3);
+  EXPECT_GE(ownNoise, 35);  // the F test keeps the window out when the sides spread 8x more
 }
 
 }  // namespace
