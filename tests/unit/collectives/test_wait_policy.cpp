@@ -82,7 +82,7 @@ TEST(WaitPolicy, RanksOnOneCpuExchangeByYieldingAndBySleeping) {
   });
 }
 
-TEST(WaitPolicy, RanksOnTheirOwnCpusExchangeBySpinning) {
+TEST(WaitPolicy, RanksOnTheirOwnCpusExchangeShortAndLongHandOffs) {
   ringExchanges(2, 5000, 8);
   ringExchanges(2, 200, 1 << 20);  // hand-offs longer than the spin: spin, then sleep
 }

@@ -125,6 +125,12 @@ TEST(GateHistory, ModesNeedABuildSeenInBoth) {
   stored.push_back({4, 0.0});
   stored.push_back({4, 0.6});
   EXPECT_TRUE(findModes(stored, std::log1p(0.05)).found);
+  // In a window of 12 builds, two in both are still chance: a quarter of them (3) must be.
+  std::vector<GroupedValue> wide = stored;
+  for (int g = 5; g < 13; ++g) wide.push_back({g, g % 2 ? 0.01 : 0.60});
+  EXPECT_FALSE(findModes(wide, std::log1p(0.05)).found);
+  wide.push_back({5, 0.61});
+  EXPECT_TRUE(findModes(wide, std::log1p(0.05)).found);
   // The same values, but each build in one cluster: two builds that differ, not modes (a real
   // regression must stay a regression).
   v[4].group = 3;
