@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "bench/SweepPlan.h"
 #include "collectives/algorithms/Algorithms.h"
 #include "core/Error.h"
 #include "core/Size.h"
@@ -14,9 +15,11 @@
 namespace cb {
 namespace {
 
-// Elements of scratch the selected algorithms of `args` need on the rank that needs most (rank 0
+// Elements of scratch the planned algorithms of `args` need on the rank that needs most (rank 0
 // and rank n-1 cover the asymmetric ones).
-uint64_t scratchBytes(const SweepOptions& o, const CollArgs& args, int nranks) {
+uint64_t scratchBytes(const SweepPlan& plan, const CollArgs& args, int nranks) {
+  const SweepOptions& o = plan.options();
+  const auto& planned = plan.variants(args.coll);
   AlgoOptions ao;
   ao.ranksPerNode = o.variantOptions.schedule.ranksPerNode;
   const size_t es = dataTypeSize(args.dtype);
@@ -24,7 +27,9 @@ uint64_t scratchBytes(const SweepOptions& o, const CollArgs& args, int nranks) {
     ao.chunkElements = o.variantOptions.schedule.chunkBytes / es;
   uint64_t most = 0;
   for (const auto& a : algorithms()) {
-    if (a.coll != args.coll || !variantSelected(o, a.name)) continue;
+    const bool inPlan = std::any_of(planned.begin(), planned.end(),
+                                    [&](const VariantInfo* v) { return v->name == a.name; });
+    if (a.coll != args.coll || !inPlan) continue;
     if (a.unsupported && a.unsupported(nranks, args, ao)) continue;
     for (int rank : {0, nranks - 1}) {
       try {
@@ -61,8 +66,15 @@ std::string cgroupDir() {
 }  // namespace
 
 MemoryNeed sweepMemoryPerRank(const SweepOptions& o, int nranks) {
+  return sweepMemoryPerRank(SweepPlan(o, nranks));
+}
+
+MemoryNeed sweepMemoryPerRank(const SweepPlan& plan) {
+  const SweepOptions& o = plan.options();
+  const int nranks = plan.nranks();
   MemoryNeed need;
   for (Collective c : o.collectives) {
+    if (plan.variants(c).empty()) continue;  // nothing of it runs
     for (DataType t : o.dtypes) {
       CollArgs args{c, t, RedOp::kSum, 0, countForBytes(c, t, o.maxBytes, nranks)};
       const uint64_t es = dataTypeSize(t);
@@ -77,7 +89,7 @@ MemoryNeed sweepMemoryPerRank(const SweepOptions& o, int nranks) {
       uint64_t verification = big + (o.checkRounds > 0 ? 2 * rb : 0);
       need.buffers = std::max(need.buffers, buffers);
       need.verification = std::max(need.verification, verification);
-      need.scratch = std::max(need.scratch, scratchBytes(o, args, nranks));
+      need.scratch = std::max(need.scratch, scratchBytes(plan, args, nranks));
     }
   }
   return need;

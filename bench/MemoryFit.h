@@ -20,8 +20,10 @@ struct MemoryNeed {
   uint64_t perRank() const { return buffers + verification + scratch; }
 };
 
-// Host memory one rank needs at the sweep's largest point (every collective and data type).
-MemoryNeed sweepMemoryPerRank(const SweepOptions& o, int nranks);
+class SweepPlan;
+// Host memory one rank needs at the plan's largest point (every collective and data type).
+MemoryNeed sweepMemoryPerRank(const SweepPlan& plan);
+MemoryNeed sweepMemoryPerRank(const SweepOptions& o, int nranks);  // of SweepPlan(o, nranks)
 
 struct HostMemory {
   uint64_t availableBytes = 0;  // the smaller of MemAvailable and the cgroup's headroom

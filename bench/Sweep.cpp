@@ -1,5 +1,7 @@
 #include "bench/Sweep.h"
 
+#include "bench/SweepPlan.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <algorithm>
@@ -111,20 +113,6 @@ double combine(RankCombine how, const std::vector<double>& all, int nranks, int 
   return acc;
 }
 
-// The largest send or receive side of any point of the sweep, in bytes: nccl-tests' buffer
-// size (it allocates -e bytes for each side), and the size -R 2 registers its windows at.
-size_t largestSide(const SweepOptions& o, int nranks) {
-  size_t most = 0;
-  for (Collective c : o.collectives) {
-    for (DataType t : o.dtypes) {
-      CollArgs args{c, t, RedOp::kSum, 0, countForBytes(c, t, o.maxBytes, nranks)};
-      most = std::max(most,
-                      std::max(sendCount(args, nranks), recvCount(args, nranks)) * dataTypeSize(t));
-    }
-  }
-  return most;
-}
-
 // nccl-tests' per-call move (src/common.cu, startColl): by the point's larger side, as many
 // steps as fit in the buffers behind both sides.
 BatchShift batchShift(const Buffers& buf, const CollArgs& args, int n) {
@@ -138,146 +126,35 @@ BatchShift batchShift(const Buffers& buf, const CollArgs& args, int n) {
   return {step, static_cast<int>(std::min<size_t>(extra + 1, 1u << 20))};
 }
 
-void checkOptions(Team& team, const SweepOptions& o, const Registry& registry) {
-  const Communicator& comm = team.comm();
-  if (!o.variantOptions.schedule.transport.empty()) {
-    auto names = transportNames();
-    if (std::find(names.begin(), names.end(), o.variantOptions.schedule.transport) == names.end()) {
-      throw UsageError(fmt::format("unknown transport '{}' (known: {})",
-                                   o.variantOptions.schedule.transport, fmt::join(names, ", ")));
-    }
-  }
-  if (o.collectives.empty()) throw UsageError("no collective to run");
-  if (o.minBytes > o.maxBytes) {
-    throw UsageError(fmt::format("minimum size {} is larger than maximum size {} (-b > -e)",
-                                 o.minBytes, o.maxBytes));
-  }
-  if (o.stepBytes == 0) checkStepFactor(o);
-  if (o.iterations < 1) throw UsageError("iterations -n must be at least 1");
-  if (o.warmup < 0 || o.checkRounds < 0 || o.cycles < 1) {
-    throw UsageError("-w and -c must be >= 0 and -N >= 1");
-  }
-  if (o.timeoutSeconds <= 0) throw UsageError("timeout -T must be positive");
-  if (o.root < 0 || o.root >= comm.size()) {
-    throw UsageError(fmt::format("root {} is out of range for {} ranks (-r)", o.root, comm.size()));
-  }
-  if (o.minBytes == o.maxBytes && o.minBytes > 0) {
-    // One explicit size: it must split exactly (a sweep rounds down, as nccl-tests does).
-    for (Collective c : o.collectives) {
-      for (DataType t : o.dtypes) {
-        size_t count = countForBytes(c, t, o.minBytes, comm.size());
-        CollArgs a{c, t, RedOp::kSum, 0, count};
-        if (algBytes(a, comm.size()) != o.minBytes) {
-          uint64_t unit = algBytes(CollArgs{c, t, RedOp::kSum, 0, 1}, comm.size());
-          throw UsageError(fmt::format(
-              "{} B can't be split into whole {} elements for {} on {} ranks (use a multiple "
-              "of {} B)",
-              o.minBytes, dataTypeName(t), collectiveName(c), comm.size(), unit));
-        }
-      }
-    }
-  }
-  for (Collective c : o.collectives) {
-    if (!hasReduction(c)) continue;
-    for (DataType t : o.dtypes) {
-      for (RedOp op : o.ops) {
-        if (!redOpValidFor(op, t)) {
-          throw UsageError(
-              fmt::format("reduction op {} makes no sense for {} (bitwise ops "
-                          "need an integer type)",
-                          redOpName(op), dataTypeName(t)));
-        }
-      }
-    }
-  }
-  if (!runsEveryVariant(o)) {
-    for (const auto& name : o.variants) {
-      std::vector<const VariantInfo*> matches;
-      for (Collective c : o.collectives) {
-        if (const auto* v = registry.find(c, name)) matches.push_back(v);
-      }
-      if (matches.empty()) {
-        std::vector<std::string> known;
-        for (Collective c : o.collectives) {
-          for (const auto* v : registry.forCollective(c)) {
-            if (std::find(known.begin(), known.end(), v->name) == known.end()) {
-              known.push_back(v->name);
-            }
-          }
-        }
-        throw UsageError(fmt::format("unknown algorithm '{}' for {} (known: {})", name,
-                                     collectiveName(o.collectives.front()),
-                                     fmt::join(known, ", ")));
-      }
-      // A variant asked for by name that can't run in this world at all is an environment
-      // error (one line, exit 2), not a table of "unsupported" rows.
-      std::optional<std::string> why;
-      bool anyUsable = false;
-      for (const auto* v : matches) {
-        CollArgs probe{v->coll, o.dtypes.front(), o.ops.front(), o.root,
-                       countForBytes(v->coll, o.dtypes.front(), o.maxBytes, comm.size())};
-        auto reason = v->unsupported ? v->unsupported(team, probe, o.variantOptions) : std::nullopt;
-        if (!reason) anyUsable = true;
-        if (reason && !why) why = reason;
-      }
-      if (!anyUsable) {
-        throw EnvironmentError(fmt::format("{} can't run here: {}", name, *why));
-      }
-    }
-  }
-}
-
-VariantOptions withTransport(Team& team, const SweepOptions& o) {
-  VariantOptions v = o.variantOptions;
+VariantOptions withTransport(Team& team, const SweepPlan& plan) {
+  VariantOptions v = plan.options().variantOptions;
   if (v.schedule.transport.empty()) v.schedule.transport = team.defaultTransport();
-  v.gpu.largestBytes = largestSide(o, team.size());
+  v.gpu.largestBytes = plan.largestSide();
   return v;
 }
 
 class Engine {
  public:
-  Engine(Team& team, const SweepOptions& o, const SweepSink& sink)
+  Engine(Team& team, const SweepPlan& plan, const SweepSink& sink)
       : team_(team),
         comm_(team.comm()),
-        o_(o),
+        plan_(plan),
+        o_(plan.options()),
         sink_(sink),
-        variantOptions_(withTransport(team, o)),
-        largestSide_(largestSide(o, team.size())) {}
+        variantOptions_(withTransport(team, plan)),
+        largestSide_(plan.largestSide()) {}
 
   SweepSummary run() {
-    validate();
-    auto sizes = sweepSizes(o_);
-    for (int cycle = 0; cycle < o_.cycles && !stop_; ++cycle) {
-      for (Collective c : o_.collectives) {
-        auto variants = variantsFor(c);
-        if (variants.empty()) continue;
-        for (DataType t : o_.dtypes) {
-          std::vector<RedOp> ops = hasReduction(c) ? o_.ops : std::vector<RedOp>{RedOp::kSum};
-          for (RedOp op : ops) {
-            for (uint64_t bytes : sizes) {
-              if (stop_) break;
-              CollArgs args{c, t, op, hasRoot(c) ? o_.root : 0,
-                            countForBytes(c, t, bytes, comm_.size())};
-              if (o_.reference) measureReference(args);
-              // Variants inside the size loop: all variants of a size are measured close in
-              // time, so drifting machine noise hits them alike.
-              for (const auto* v : variants) {
-                for (Placement p : {Placement::kOut, Placement::kIn}) {
-                  if (p == Placement::kOut && !o_.outOfPlace) continue;
-                  if (p == Placement::kIn && (!o_.inPlace || !hasInPlace(c))) continue;
-                  measurePoint(*v, args, p, cycle);
-                  checkInterrupt();
-                  if (stop_) break;
-                }
-                if (stop_) break;
-              }
-            }
-            if (comm_.rank() == 0 && sink_.onGroupEnd) sink_.onGroupEnd();
-            if (stop_) break;
-          }
-          if (stop_) break;
-        }
-        if (stop_) break;
+    for (const PlannedPoint& point : plan_.points()) {
+      if (stop_) break;
+      if (!point.variant) {
+        measureReference(point.args);
+      } else {
+        measurePoint(*onDevice(point.variant), point.args, point.placement, point.cycle);
+        checkInterrupt();
+      }
+      if (point.endsGroup || stop_) {  // an interrupted group ends where it stopped
+        if (comm_.rank() == 0 && sink_.onGroupEnd) sink_.onGroupEnd();
       }
     }
     summary_.interrupted = stop_;
@@ -286,15 +163,6 @@ class Engine {
 
  private:
   Deadline deadline() const { return Deadline::after(o_.timeoutSeconds); }
-
-  void validate() { validateSweep(team_, o_); }
-
- private:
-  std::vector<const VariantInfo*> variantsFor(Collective c) const {
-    std::vector<const VariantInfo*> out = selectedVariants(o_, c);
-    for (auto& v : out) v = onDevice(v);
-    return out;
-  }
 
   // --transport cuda: hand-written algorithms run by the CUDA executor on device buffers.
   const VariantInfo* onDevice(const VariantInfo* v) const {
@@ -550,6 +418,7 @@ class Engine {
 
   Team& team_;
   Communicator& comm_;
+  const SweepPlan& plan_;
   const SweepOptions& o_;
   const SweepSink& sink_;
   // The user's variant options with the transport resolved once: the default transport is the
@@ -617,10 +486,12 @@ bool onlyGpuVariants(const SweepOptions& sweep, const Registry& registry) {
   return true;
 }
 
-void validateSweep(Team& team, const SweepOptions& o) { checkOptions(team, o, sweepRegistry(o)); }
+SweepSummary runSweep(Team& team, const SweepPlan& plan, const SweepSink& sink) {
+  return Engine(team, plan, sink).run();
+}
 
 SweepSummary runSweep(Team& team, const SweepOptions& o, const SweepSink& sink) {
-  return Engine(team, o, sink).run();
+  return runSweep(team, SweepPlan::checked(team, o), sink);
 }
 
 }  // namespace cb

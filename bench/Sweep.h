@@ -129,15 +129,14 @@ bool onlyGpuVariants(const SweepOptions& sweep, const Registry& registry);
 // The one rule for -f (the CLI's check and the engine's): a finite factor above 1, or exactly 1
 // for one size (-b = -e). Throws UsageError.
 void checkStepFactor(const SweepOptions& s);
-// Checks the options against the world (root in range, variants and transport known, ops valid
-// for the dtypes, a single size that splits; variants named explicitly are asked whether they
-// can run with this team); throws UsageError. Collective. runSweep calls it too; callers call it
-// first so a bad invocation leaves nothing in the database.
-void validateSweep(Team& team, const SweepOptions& o);
 
-// Collective over the team. Throws UsageError for requested variants that don't exist;
-// variants that can't run here are reported as unsupported points. Transports come from the
-// team's cache: a sweep sets each up at most once (on its first point).
+class SweepPlan;
+// Collective over the team: measures the plan's points in its order (bench/SweepPlan.h; make it
+// with SweepPlan::checked, the one check of the options, before the run is begun in the
+// database). Variants that can't run here are reported as unsupported points. Transports come
+// from the team's cache: a sweep sets each up at most once (on its first point).
+SweepSummary runSweep(Team& team, const SweepPlan& plan, const SweepSink& sink);
+// The same from the options: checks them (throws UsageError, EnvironmentError) and plans.
 SweepSummary runSweep(Team& team, const SweepOptions& o, const SweepSink& sink);
 
 }  // namespace cb

@@ -29,45 +29,32 @@ double weightOf(uint64_t bytes, int iterations) {
 
 }  // namespace
 
-std::vector<ProgressLine::Planned> ProgressLine::plan(const SweepOptions& o, int nranks) {
-  const auto sizes = sweepSizes(o);
+std::vector<ProgressLine::Planned> ProgressLine::plan(const SweepPlan& plan) {
+  const SweepOptions& o = plan.options();
   const int iters = o.iterations + o.warmup + o.checkRounds;
   std::vector<Planned> out;
-  // The engine's loops: cycle, collective, dtype, op, size, then the reference and each
-  // variant with its placements.
-  for (int cycle = 0; cycle < o.cycles; ++cycle) {
-    for (Collective c : o.collectives) {
-      std::vector<const VariantInfo*> variants = selectedVariants(o, c);
-      if (variants.empty()) continue;
-      for (DataType t : o.dtypes) {
-        std::vector<RedOp> ops = hasReduction(c) ? o.ops : std::vector<RedOp>{RedOp::kSum};
-        for (RedOp op : ops) {
-          for (uint64_t requested : sizes) {
-            size_t count = countForBytes(c, t, requested, nranks);
-            uint64_t bytes = algBytes(CollArgs{c, t, op, 0, count}, nranks);
-            std::string head = hasReduction(c)
-                                   ? fmt::format("{} {} {} {}", collectiveName(c), dataTypeName(t),
-                                                 redOpName(op), formatSize(bytes))
-                                   : fmt::format("{} {} {}", collectiveName(c), dataTypeName(t),
-                                                 formatSize(bytes));
-            double w = weightOf(bytes, iters);
-            if (o.reference) out.push_back({head + " memcpy", w});
-            for (const auto* v : variants) {
-              if (o.outOfPlace) out.push_back({head + " " + v->name + " out", w});
-              if (o.inPlace && hasInPlace(c)) out.push_back({head + " " + v->name + " in", w});
-            }
-          }
-        }
-      }
+  for (const PlannedPoint& p : plan.points()) {
+    const CollArgs& a = p.args;
+    std::string text =
+        hasReduction(a.coll)
+            ? fmt::format("{} {} {} {}", collectiveName(a.coll), dataTypeName(a.dtype),
+                          redOpName(a.op), formatSize(p.bytes))
+            : fmt::format("{} {} {}", collectiveName(a.coll), dataTypeName(a.dtype),
+                          formatSize(p.bytes));
+    if (!p.variant) {
+      text += " memcpy";
+    } else {
+      text += fmt::format(" {} {}", p.variant->name, placementName(p.placement));
     }
+    out.push_back({std::move(text), weightOf(p.bytes, iters)});
   }
   return out;
 }
 
-ProgressLine::ProgressLine(const SweepOptions& o, int nranks, bool enabled)
+ProgressLine::ProgressLine(const SweepPlan& plan, bool enabled)
     : enabled_(enabled && stderrIsTerminal()) {
   if (!enabled_) return;
-  plan_ = plan(o, nranks);
+  plan_ = ProgressLine::plan(plan);
   for (const auto& p : plan_) totalWeight_ += p.weight;
   start_ = nowSeconds();
   draw();

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "bench/Sweep.h"
+#include "bench/SweepPlan.h"
 
 namespace cb::cli {
 
 class ProgressLine {
  public:
   // `enabled`: this rank prints (rank 0); the line still shows only on a terminal.
-  ProgressLine(const SweepOptions& o, int nranks, bool enabled);
+  ProgressLine(const SweepPlan& plan, bool enabled);
   ~ProgressLine();
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
@@ -24,12 +24,12 @@ class ProgressLine {
   void pointDone();  // one more point finished: redraw with the next case
   size_t planned() const { return plan_.size(); }
 
-  // The points the engine will measure, in its order (for the display; exposed for tests).
+  // The plan's points as shown (exposed for tests).
   struct Planned {
     std::string text;  // "allreduce float sum 1 MiB ring out"
     double weight;     // relative cost: grows with the size
   };
-  static std::vector<Planned> plan(const SweepOptions& o, int nranks);
+  static std::vector<Planned> plan(const SweepPlan& plan);
 
  private:
   void draw();

@@ -101,16 +101,17 @@ int doRun(const RunOptions& o) {
   }
   session.transports.shmZeroCopyBytes = zeroCopy;
   return runMeasuringCommand(session, [&](RunSession& s) {
-    validateSweep(s.team(), sweep);  // before the run is begun in the database
-    checkInjectDelayTarget(s.team(), sweep);
+    // The one check of the options, before the run is begun in the database.
+    const SweepPlan plan = SweepPlan::checked(s.team(), sweep);
+    checkInjectDelayTarget(s.team(), plan);
     if (o.ranksPerNode > s.team().size()) {
       throw UsageError(fmt::format("--ranks-per-node {} is larger than the world ({} ranks)",
                                    o.ranksPerNode, s.team().size()));
     }
     // Sizes that cannot fit are refused here, not met by the kernel's out-of-memory killer.
-    const std::string memory = checkSweepMemory(s.team(), sweep);
+    const std::string memory = checkSweepMemory(s.team(), plan);
     if (!o.sideBaseline.empty()) {
-      checkNamesVariant(s.team(), sweep, o.sideBaseline, "--side-baseline");
+      checkNamesVariant(s.team(), plan, o.sideBaseline, "--side-baseline");
     }
     s.beginRun();
     const bool root = s.root();
@@ -126,7 +127,7 @@ int doRun(const RunOptions& o) {
     }
     RunPeaks peaks = runPeaks(s, sweep);
     if (root && o.format == "collbench") fmt::print(out, "{}", peaks.header);
-    ProgressLine progress(sweep, s.team().size(), root);  // on a terminal only
+    ProgressLine progress(plan, root);  // on a terminal only
     SweepSink sink;
     sink.onPoint = [&](const PointResult& measured) {
       progress.clear();
@@ -138,7 +139,7 @@ int doRun(const RunOptions& o) {
       progress.pointDone();
     };
     sink.onGroupEnd = [&] { report.endGroup(); };
-    SweepSummary summary = runSweep(s.team(), sweep, sink);
+    SweepSummary summary = runSweep(s.team(), plan, sink);
     if (root) {
       progress.clear();
       report.finish(summary);

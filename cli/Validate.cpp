@@ -129,13 +129,15 @@ void checkRunInputs(const SweepOptions& s, bool stepBytesGiven, int ranksPerNode
   checkLabel(label);
 }
 
-void checkInjectDelayTarget(Team& team, const SweepOptions& s) {
+void checkInjectDelayTarget(Team& team, const SweepPlan& plan) {
+  const SweepOptions& s = plan.options();
   if ((s.injectDelayUs <= 0 && s.injectDelayFraction <= 0) || s.injectDelayVariant.empty()) return;
-  checkNamesVariant(team, s, s.injectDelayVariant, "--inject-delay");
+  checkNamesVariant(team, plan, s.injectDelayVariant, "--inject-delay");
 }
 
-void checkNamesVariant(Team& team, const SweepOptions& s, const std::string& want,
+void checkNamesVariant(Team& team, const SweepPlan& plan, const std::string& want,
                        std::string_view flag) {
+  const SweepOptions& s = plan.options();
   // Stored labels of hand-written variants carry the transport (the team's default unless given;
   // finding it is collective, so it is asked only when the target has one).
   std::string transport = s.variantOptions.schedule.transport;
@@ -144,7 +146,7 @@ void checkNamesVariant(Team& team, const SweepOptions& s, const std::string& wan
   }
   std::vector<std::string> labels;
   for (Collective c : s.collectives) {
-    for (const auto* v : selectedVariants(s, c)) {
+    for (const auto* v : plan.variants(c)) {
       std::string label =
           v->backend == "hand" && !transport.empty() ? v->name + "/" + transport : v->name;
       if (v->name == want || label == want) return;
@@ -176,9 +178,9 @@ std::string checkMemoryOnEveryHost(Team& team, const MemoryNeed& need, uint64_t 
                      host.source.empty() ? std::string("?") : formatSize(host.availableBytes));
 }
 
-std::string checkSweepMemory(Team& team, const SweepOptions& s) {
-  return checkMemoryOnEveryHost(team, sweepMemoryPerRank(s, team.size()), s.maxBytes,
-                                s.timeoutSeconds);
+std::string checkSweepMemory(Team& team, const SweepPlan& plan) {
+  return checkMemoryOnEveryHost(team, sweepMemoryPerRank(plan), plan.options().maxBytes,
+                                plan.options().timeoutSeconds);
 }
 
 }  // namespace cb::cli

@@ -10,6 +10,7 @@
 
 #include "bench/MemoryFit.h"
 #include "bench/Sweep.h"
+#include "bench/SweepPlan.h"
 #include "collectives/Team.h"
 
 namespace cb::cli {
@@ -43,17 +44,17 @@ void checkRunInputs(const SweepOptions& s, bool stepBytesGiven, int ranksPerNode
 
 // Collective (every rank calls it): --inject-delay's VARIANT must name a variant the sweep runs
 // (a name such as "ring", or a stored label such as "ring/local" with the transport in use).
-void checkInjectDelayTarget(Team& team, const SweepOptions& s);
+void checkInjectDelayTarget(Team& team, const SweepPlan& plan);
 // Collective: `want` names a variant the sweep runs (by name or stored label); else UsageError
 // naming `flag` and the variants.
-void checkNamesVariant(Team& team, const SweepOptions& s, const std::string& want,
+void checkNamesVariant(Team& team, const SweepPlan& plan, const std::string& want,
                        std::string_view flag);
 // Collective: `need` per rank times the ranks on this host fits in its available memory, on
 // every host; else the same UsageError (with the figures) on every rank. Returns this host's
 // figures as one line for the run header ("memory: about ... per rank x N ...").
 std::string checkMemoryOnEveryHost(Team& team, const MemoryNeed& need, uint64_t maxBytes,
                                    double timeoutSeconds);
-// Collective: the sweep's largest point fits (checkMemoryOnEveryHost).
-std::string checkSweepMemory(Team& team, const SweepOptions& s);
+// Collective: the plan's largest point fits (checkMemoryOnEveryHost).
+std::string checkSweepMemory(Team& team, const SweepPlan& plan);
 
 }  // namespace cb::cli
