@@ -139,7 +139,7 @@ class SideBySideTable {
   std::string ratioTable(const std::vector<bool>& shown, const std::vector<size_t>& width) const;
 };
 
-// JSON export: {"format": "collbench-results", "version": 1, "header": {...},
+// JSON export: {"format": "collbench-results", "version": 2, "header": {...},
 // "points": [...]}, every field of PointResult, times in microseconds: time_us, summary_us
 // (n, median, mean, min, max, p99, stddev; cv is a ratio), samples_us and rank_samples_us (one
 // array per rank).

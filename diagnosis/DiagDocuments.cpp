@@ -14,6 +14,15 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// The documents' one style (docs/schema/README.md): format and an integer version first.
+json diagDocument(const char* command) {
+  json j;
+  j["format"] = "collbench-diag";
+  j["version"] = 1;
+  j["command"] = command;
+  return j;
+}
+
 std::string injectedLines(const DiagRun& run) {
   std::string out;
   for (const std::string& what : run.injected) out += fmt::format("# injected: {}\n", what);
@@ -181,8 +190,7 @@ DiagDocuments linksDocuments(const DiagRun& run, const DiagLinksResult& res,
   d.text += matrixText(res, graph, belowBound);
   d.records = matrixRecords(run, res, o.probe, graph);
   const LinksOutcome outcome = linksOutcome(res, belowBound);
-  json j;
-  j["command"] = "diag links";
+  json j = diagDocument("diag links");
   j["ranks"] = res.ranks;
   j["transport"] = run.transport;
   j["rounds"] = res.rounds;
@@ -266,8 +274,7 @@ DiagDocuments bisectDocuments(const DiagRun& run, const DiagBisectResult& res,
     add(r.b, r.busbwB, r.decision == "b slower" ? "slower half" : "");
   }
   if (res.slowRank >= 0) add({res.slowRank}, 0, fmt::format("suspect rank {}", res.slowRank));
-  json j;
-  j["command"] = "diag bisect";
+  json j = diagDocument("diag bisect");
   j["ranks"] = ranks;
   j["transport"] = run.transport;
   j["world_busbw"] = res.worldBusbw;
@@ -432,8 +439,7 @@ DiagDocuments ranksDocuments(const DiagRun& run, const DiagRanksResult& res,
   DiagDocuments d;
   d.text = ranksText(run, res, o, ranks);
   d.records = ranksRecords(run, res, o, ranks);
-  json j;
-  j["command"] = "diag ranks";
+  json j = diagDocument("diag ranks");
   j["ranks"] = ranks;
   j["transport"] = run.transport;
   j["iterations"] = v.forward.iterations;
@@ -500,8 +506,7 @@ LogsDiagnosis logsDocuments(const PairwiseLogs& logs, const std::vector<std::str
   LinkGraph graph;
   graph.endpointNames = logs.hosts;
   graph.endpointKind = "host";
-  json jout;
-  jout["command"] = "diag logs";
+  json jout = diagDocument("diag logs");
   jout["files"] = files;
   jout["verdicts"] = json::array();
   d.csv = linkCsvHeader();

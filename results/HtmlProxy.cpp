@@ -1,8 +1,9 @@
 // The training-proxy part of the HTML report: from the "proxy" document stored with a run
-// (format "collbench-proxy/1", written by training_proxies/ProxyReport.cpp): a table of step
-// metrics, the per-rank timeline of one step (compute and communication lanes, one rectangle per
-// operation with its name and times as a tooltip) and the scaling charts (speed-up efficiency and
-// step time against ranks; predicted points dashed and labelled "predicted").
+// (format "collbench-proxy" version 2, or "collbench-proxy/1" from earlier builds, written by
+// training_proxies/ProxyReport.cpp): a table of step metrics, the per-rank timeline of one step
+// (compute and communication lanes, one rectangle per operation with its name and times as a
+// tooltip) and the scaling charts (speed-up efficiency and step time against ranks; predicted
+// points dashed and labelled "predicted").
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -171,7 +172,12 @@ std::string renderProxyDetail(const std::string& text) {
   } catch (const json::exception&) {
     return "<p class=\"warn\">The stored proxy document is not valid JSON.</p>\n";
   }
-  if (!doc.is_object() || doc.value("format", "") != "collbench-proxy/1" || !doc.contains("runs")) {
+  // Version 2 differs from 1 ("collbench-proxy/1", stored by earlier builds) in the header only.
+  const bool known =
+      doc.is_object() &&
+      (doc.value("format", "") == "collbench-proxy/1" ||
+       (doc.value("format", "") == "collbench-proxy" && doc.value("version", 0) == 2));
+  if (!known || !doc.contains("runs")) {
     return "<p class=\"warn\">Unknown proxy document format.</p>\n";
   }
   try {

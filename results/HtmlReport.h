@@ -117,7 +117,7 @@ struct ReportRun {
 };
 
 // The proxy part of a run's section (results/HtmlProxy.cpp): step metrics, calls, the timeline
-// of one step per rank and the scaling charts, from the stored "collbench-proxy/1" document.
+// of one step per rank and the scaling charts, from the stored proxy document.
 std::string renderProxyDetail(const std::string& json);
 
 // A per-rank timeline: `tl` holds one array per rank of {lane ("compute" or "comm"), name,

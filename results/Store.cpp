@@ -115,7 +115,7 @@ CREATE TABLE rank_samples (
 ) WITHOUT ROWID;
 )sql",
     // 2: documents attached to a run, by kind (a training proxy's metrics, timeline and scaling
-    // table: kind "proxy", JSON "collbench-proxy/1").
+    // table: kind "proxy", JSON "collbench-proxy").
     R"sql(
 CREATE TABLE run_details (
   run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,

@@ -538,7 +538,8 @@ PcieLink linkOf(const json& j) {
 
 std::string topologyToJson(const MachineTopology& t) {
   json j;
-  j["format"] = "collbench-topology-1";
+  j["format"] = "collbench-topology";  // the documents' one style: format + integer version
+  j["version"] = 1;
   j["host"] = t.host;
   j["source"] = t.source;
   j["cpu_model"] = t.cpuModel;
@@ -620,8 +621,13 @@ std::string topologyToJson(const MachineTopology& t) {
 
 MachineTopology topologyFromJson(const std::string& text) {
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("format", "") != "collbench-topology-1") {
-    throw EnvironmentError("not a collbench topology (JSON with format collbench-topology-1)");
+  // Runs stored before the one style hold "collbench-topology-1" (the same fields).
+  const bool current =
+      j.is_object() && j.value("format", "") == "collbench-topology" && j.value("version", 0) == 1;
+  const bool earlier = j.is_object() && j.value("format", "") == "collbench-topology-1";
+  if (j.is_discarded() || !(current || earlier)) {
+    throw EnvironmentError(
+        "not a collbench topology (JSON with format collbench-topology, version 1)");
   }
   try {
     MachineTopology t;

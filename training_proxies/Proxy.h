@@ -190,7 +190,7 @@ struct ProxyResult {
 ProxyResult runProxy(Team& world, const ProxyOptions& o);
 
 // The JSON document stored with a proxy run and written by --json: options, metrics per run,
-// calls, timeline, scaling, fit. Format "collbench-proxy/1".
+// calls, timeline, scaling, fit. Format "collbench-proxy", version 2.
 std::string proxyJson(const ProxyOptions& o, const ProxyResult& r);
 
 }  // namespace cb::proxy

@@ -391,7 +391,8 @@ json scalingJson(const ProxyResult& r) {
 
 std::string proxyJson(const ProxyOptions& o, const ProxyResult& r) {
   json j;
-  j["format"] = "collbench-proxy/1";
+  j["format"] = "collbench-proxy";  // version 1 wrote format "collbench-proxy/1", no version
+  j["version"] = 2;
   j["mode"] = proxyModeName(o.mode);
   j["model"] = {{"name", o.model.name},
                 {"params", o.model.params()},

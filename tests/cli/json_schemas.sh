@@ -55,7 +55,7 @@ rc=$?
 validate diag.v1.schema.json "$tmp/diag.json" doc
 expect 0 "$cb" proxy dp --np 2 --model bert-large --layers 2 --steps 2 -w 1 --compute 0 --db "$db" \
   --json "$tmp/proxy.json"
-validate proxy.v1.schema.json "$tmp/proxy.json" doc
+validate proxy.v2.schema.json "$tmp/proxy.json" doc
 expect 0 "$cb" replay "$src/tests/data/traces/pytorch-et/param-dlrm-8rank/dlrm_eg_{rank}.json.gz" \
   --kineto "$src/tests/data/traces/kineto/param-dlrm-8rank/worker{rank}_step_12.*.pt.trace.json.gz" \
   -n 2 -w 1 --db "$db" --json "$tmp/replay.json"

@@ -99,6 +99,8 @@ TEST(DiagDocuments, ClusterLogsGiveOneRecordPerLinkAndTheVerdict) {
   EXPECT_EQ(suspects, 4);
   const auto j = nlohmann::json::parse(d.docs.json);
   EXPECT_EQ(j["command"], "diag logs");
+  EXPECT_EQ(j["format"], "collbench-diag");  // the documents' one style: format + version
+  EXPECT_EQ(j["version"], 1);
   EXPECT_EQ(j["healthy"], false);
   EXPECT_EQ(j["files"].size(), 28u);
   EXPECT_EQ(d.docs.csv.substr(0, d.docs.csv.find('\n')),

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <mutex>
 
+#include <nlohmann/json.hpp>
+
 #include "collectives/transport/LocalWorld.h"
 #include "core/Error.h"
 #include "results/HtmlReport.h"
@@ -268,6 +270,22 @@ TEST(ProxyRun, DocumentIsStoredAndRendered) {
   EXPECT_NE(html.find("send act0"), std::string::npos);
   EXPECT_NE(renderProxyDetail("{").find("not valid JSON"), std::string::npos);
   EXPECT_NE(renderProxyDetail("{\"format\":\"x\"}").find("Unknown"), std::string::npos);
+}
+
+// Every document has format and an integer version (docs/schema/README.md); runs stored by earlier
+// builds hold version 1's header, "collbench-proxy/1", and still render.
+TEST(ProxyRun, DocumentOfTheOneStyleAndItsEarlierHeaderRender) {
+  ProxyOptions o = small(ProxyMode::kDp);
+  const std::string doc = proxyJson(o, runLocal(2, o));
+  auto j = nlohmann::json::parse(doc);
+  EXPECT_EQ(j["format"], "collbench-proxy");
+  EXPECT_EQ(j["version"], 2);
+  j.erase("version");
+  j["format"] = "collbench-proxy/1";
+  EXPECT_EQ(renderProxyDetail(j.dump()), renderProxyDetail(doc));
+  j["format"] = "collbench-proxy";
+  j["version"] = 3;
+  EXPECT_NE(renderProxyDetail(j.dump()).find("Unknown"), std::string::npos);
 }
 
 }  // namespace

@@ -146,6 +146,21 @@ TEST(TopologyJson, RoundTripAndRejects) {
   EXPECT_THROW(topologyFromJson(R"({"format":"collbench-topology-1"})"), EnvironmentError);
 }
 
+// The one style of the documents (format + integer version); topologies stored by earlier builds
+// say "collbench-topology-1" and read the same.
+TEST(TopologyModel, JsonOfTheOneStyleAndItsEarlierFormatRead) {
+  const std::string doc = topologyToJson(dgx2());
+  auto j = nlohmann::json::parse(doc);
+  EXPECT_EQ(j["format"], "collbench-topology");
+  EXPECT_EQ(j["version"], 1);
+  j.erase("version");
+  j["format"] = "collbench-topology-1";
+  EXPECT_EQ(topologyToJson(topologyFromJson(j.dump())), doc);
+  j["format"] = "collbench-topology";
+  j["version"] = 2;
+  EXPECT_THROW(topologyFromJson(j.dump()), EnvironmentError);
+}
+
 TEST(TopologySummary, HashesWhatDecidesPerformance) {
   auto healthy = dgx2();
   auto renamed = healthy;
