@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "MpiTestSupport.h"
+#include "MpiTest.h"
 #include "collectives/Registry.h"
 #include "core/Collective.h"
 #include "core/Error.h"

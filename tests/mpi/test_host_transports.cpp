@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "MpiTestSupport.h"
+#include "MpiTest.h"
 #include "bench/Verify.h"
 #include "collectives/algorithms/Algorithms.h"
 #include "collectives/schedule/HostExecutor.h"

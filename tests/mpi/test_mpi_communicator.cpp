@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "MpiTestSupport.h"
+#include "MpiTest.h"
 #include "collectives/mpi/MpiTransport.h"
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Error.h"

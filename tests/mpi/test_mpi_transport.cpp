@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "MpiTestSupport.h"
+#include "MpiTest.h"
 #include "collectives/mpi/MpiTransport.h"
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Error.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../common/AlgorithmCases.h"
-#include "MpiTestSupport.h"
+#include "MpiTest.h"
 #include "collectives/transport/Transports.h"
 
 namespace cb::test {

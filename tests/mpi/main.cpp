@@ -8,7 +8,7 @@
 #include <exception>
 #include <string>
 
-#include "MpiTestSupport.h"
+#include "MpiTest.h"
 #include "collectives/mpi/MpiWorld.h"
 
 namespace cb::test {
