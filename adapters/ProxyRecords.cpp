@@ -12,20 +12,9 @@ namespace cb {
 using namespace cb::proxy;
 
 std::string proxyFormText(const ProxyOptions& o, const Layout& l) {
-  std::string form;
-  switch (o.mode) {
-    case ProxyMode::kDp:
-      form = fmt::format("{}{}", dpKindName(o.dpKind),
-                         o.dpKind != DpKind::kParameterServer && !o.overlap ? "-nooverlap" : "");
-      break;
-    case ProxyMode::kTp: form = std::string(tpKindName(o.tpKind)); break;
-    case ProxyMode::kPp:
-      form = fmt::format("{}-m{}", ppScheduleName(o.schedule), microBatchesFor(o, l));
-      break;
-    case ProxyMode::kHybrid: form = fmt::format("dp{}xtp{}xpp{}", l.dp, l.tp, l.pp); break;
-  }
+  std::string form = o.mode.info().form(o, l);
   // What else changes the step's traffic names a different case.
-  if (o.mode != ProxyMode::kPp && microBatchesFor(o, l) > 1) {
+  if (o.mode.info().dimension != "pp" && microBatchesFor(o, l) > 1) {
     form += fmt::format("-m{}", microBatchesFor(o, l));
   }
   if (o.zero > 0 && o.zero < 3) form += fmt::format("-zero{}", o.zero);

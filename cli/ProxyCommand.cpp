@@ -80,10 +80,7 @@ void setupProxyCommand(CLI::App& app, Action& action) {
       "proxy",
       "Training proxies: one DP, TP, PP or hybrid training step's communication with modelled "
       "compute; step time, exposed communication, overlap, bubble, scaling; stored like runs");
-  sub->add_option(
-         "mode", o->mode,
-         "dp (data parallel), tp (tensor parallel), pp (pipeline), hybrid (--dp/--tp/--pp)")
-      ->required();
+  sub->add_option("mode", o->mode, proxyModeHelp())->required();
   sub->add_option("--model", o->model,
                   "resnet50, bert-large, gpt2-xl, llama2-7b, llama2-13b, llama2-70b, gpt3-175b, "
                   "or custom (with --blocks --hidden --heads --seq ...)")

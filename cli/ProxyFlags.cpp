@@ -84,7 +84,7 @@ void setParallelism(const ProxyCliOptions& c, ProxyOptions& o) {
   o.dp = c.dp;
   o.tp = c.tp;
   o.pp = c.pp;
-  if (o.mode != ProxyMode::kHybrid && (c.dp || c.tp || c.pp)) {
+  if (!o.mode.info().dimension.empty() && (c.dp || c.tp || c.pp)) {
     throw UsageError("--dp/--tp/--pp set a hybrid layout: use `collbench proxy hybrid`");
   }
   o.layoutOrder = splitComma(c.layout);

@@ -17,22 +17,24 @@
 
 namespace cb::proxy {
 
-std::string_view proxyModeName(ProxyMode m) {
-  switch (m) {
-    case ProxyMode::kDp: return "dp";
-    case ProxyMode::kTp: return "tp";
-    case ProxyMode::kPp: return "pp";
-    case ProxyMode::kHybrid: return "hybrid";
-  }
-  return "?";
-}
+const ProxyModeInfo& ProxyMode::info() const { return proxyModes().at(row_); }
+
+std::string_view proxyModeName(ProxyMode m) { return m.info().name; }
 
 ProxyMode parseProxyMode(std::string_view name) {
-  if (name == "dp") return ProxyMode::kDp;
-  if (name == "tp") return ProxyMode::kTp;
-  if (name == "pp") return ProxyMode::kPp;
-  if (name == "hybrid") return ProxyMode::kHybrid;
-  throw UsageError(fmt::format("unknown proxy '{}' (dp, tp, pp, hybrid)", name));
+  const auto& modes = proxyModes();
+  std::vector<std::string_view> names;
+  for (size_t i = 0; i < modes.size(); ++i) {
+    if (modes[i].name == name) return ProxyMode(static_cast<uint8_t>(i));
+    names.push_back(modes[i].name);
+  }
+  throw UsageError(fmt::format("unknown proxy '{}' ({})", name, fmt::join(names, ", ")));
+}
+
+std::string proxyModeHelp() {
+  std::vector<std::string> parts;
+  for (const auto& m : proxyModes()) parts.push_back(fmt::format("{} ({})", m.name, m.description));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string_view optimizerName(OptimizerKind k) {
@@ -58,6 +60,10 @@ OptimizerKind optimizerFor(const ProxyOptions& o) {
 
 bool shardedParams(const ProxyOptions& o) { return o.dpKind == DpKind::kSharded || o.zero == 3; }
 
+bool parameterServer(const ProxyOptions& o) {
+  return o.dpKind == DpKind::kParameterServer && o.mode.info().dimension == "dp";
+}
+
 std::string algoFor(const ProxyOptions& o, Collective coll, const std::string& algo) {
   const Registry& reg = o.registry ? *o.registry : Registry::builtin();
   // The buffers' broadcast: the same variant where it has one (mpi, nccl), else the binomial tree.
@@ -72,33 +78,37 @@ int microBatchesFor(const ProxyOptions& o, const Layout& l) {
 
 Layout resolveLayout(const ProxyOptions& o, int worldSize, int rank) {
   Layout l;
-  switch (o.mode) {
-    case ProxyMode::kDp: l.dp = worldSize; break;
-    case ProxyMode::kTp: l.tp = worldSize; break;
-    case ProxyMode::kPp: l.pp = worldSize; break;
-    case ProxyMode::kHybrid: {
-      int given = 1, unset = 0;
-      for (int v : {o.dp, o.tp, o.pp}) {
-        if (v < 0) throw UsageError("--dp, --tp and --pp must not be negative");
-        if (v > 0)
-          given *= v;
-        else
-          ++unset;
-      }
-      if (unset > 1) throw UsageError("hybrid: give at least two of --dp, --tp, --pp");
-      if (worldSize % given != 0) {
-        throw UsageError(fmt::format("layout dp {} x tp {} x pp {} does not divide the {} ranks",
-                                     o.dp, o.tp, o.pp, worldSize));
-      }
-      const int rest = worldSize / given;
-      l.dp = o.dp > 0 ? o.dp : rest;
-      l.tp = o.tp > 0 ? o.tp : rest;
-      l.pp = o.pp > 0 ? o.pp : rest;
-      if (l.dp * l.tp * l.pp != worldSize) {
-        throw UsageError(fmt::format("layout dp {} x tp {} x pp {} = {} ranks, the world has {}",
-                                     l.dp, l.tp, l.pp, l.dp * l.tp * l.pp, worldSize));
-      }
-      break;
+  const std::string_view dimension = o.mode.info().dimension;
+  if (dimension == "dp") {
+    l.dp = worldSize;
+  } else if (dimension == "tp") {
+    l.tp = worldSize;
+  } else if (dimension == "pp") {
+    l.pp = worldSize;
+  } else {
+    int given = 1, unset = 0;
+    for (int v : {o.dp, o.tp, o.pp}) {
+      if (v < 0) throw UsageError("--dp, --tp and --pp must not be negative");
+      if (v > 0)
+        given *= v;
+      else
+        ++unset;
+    }
+    if (unset > 1) {
+      throw UsageError(
+          fmt::format("{}: give at least two of --dp, --tp, --pp", o.mode.info().name));
+    }
+    if (worldSize % given != 0) {
+      throw UsageError(fmt::format("layout dp {} x tp {} x pp {} does not divide the {} ranks",
+                                   o.dp, o.tp, o.pp, worldSize));
+    }
+    const int rest = worldSize / given;
+    l.dp = o.dp > 0 ? o.dp : rest;
+    l.tp = o.tp > 0 ? o.tp : rest;
+    l.pp = o.pp > 0 ? o.pp : rest;
+    if (l.dp * l.tp * l.pp != worldSize) {
+      throw UsageError(fmt::format("layout dp {} x tp {} x pp {} = {} ranks, the world has {}",
+                                   l.dp, l.tp, l.pp, l.dp * l.tp * l.pp, worldSize));
     }
   }
   // Coordinates: the first dimension of layoutOrder varies fastest.
@@ -139,8 +149,9 @@ void validateProxy(const ProxyOptions& o, int worldSize) {
                                  o.stageWeights.size(), l.pp));
   }
   if (o.dpKind == DpKind::kParameterServer) {
-    if (o.mode != ProxyMode::kDp)
+    if (o.mode.info().dimension != "dp") {
       throw UsageError("the parameter server runs with `proxy dp` only");
+    }
     if (o.microBatches > 1) {
       throw UsageError("the parameter server runs one batch per step: no -m");
     }
@@ -149,7 +160,7 @@ void validateProxy(const ProxyOptions& o, int worldSize) {
                                    o.servers, worldSize));
     }
   }
-  if (o.scaling != ScalingKind::kNone && o.mode == ProxyMode::kHybrid) {
+  if (o.scaling != ScalingKind::kNone && o.mode.info().dimension.empty()) {
     throw UsageError("--scaling varies one dimension: use it with dp, tp or pp");
   }
   if (o.predictTo < 0) throw UsageError("--predict-to must not be negative");
@@ -204,7 +215,7 @@ void validateVariant(const ProxyOptions& o, WorldKind kind, int worldSize) {
   const std::string algo = effectiveAlgo(o, kind);
   Layout l = resolveLayout(o, worldSize, 0);
   std::vector<Collective> need;
-  if (o.mode == ProxyMode::kDp && o.dpKind == DpKind::kParameterServer) return;
+  if (parameterServer(o)) return;
   if (l.dp > 1 || o.scaling != ScalingKind::kNone) {
     need.push_back(Collective::kAllReduce);
     if (o.zero > 0 || shardedParams(o)) {
@@ -264,7 +275,7 @@ void addPredictions(const ProxyOptions& o, const std::string& algo, ProxyResult&
     }
   }
   res.fit = fitCost(samples);
-  if (!res.fit.ok || o.scaling == ScalingKind::kNone || o.mode != ProxyMode::kDp ||
+  if (!res.fit.ok || o.scaling == ScalingKind::kNone || o.mode.info().dimension != "dp" ||
       o.dpKind != DpKind::kAllReduce) {
     return;
   }

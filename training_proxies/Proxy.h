@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectives/Registry.h"
@@ -36,15 +37,51 @@
 
 namespace cb::proxy {
 
-enum class ProxyMode : uint8_t { kDp, kTp, kPp, kHybrid };
+struct ProxyOptions;
+struct Layout;
+
+// A proxy mode is one row of proxyModes() (training_proxies/ProxyModes.cpp): the word of `proxy
+// MODE`, its help, which layout dimension the whole world is, and the form of its stored case.
+// Everything else a step does follows from the layout (dp x tp x pp), so a mode that is a new
+// layout preset or case form is one row.
+struct ProxyModeInfo {
+  std::string_view name;
+  std::string_view description;
+  // "dp", "tp" or "pp": the world is that one dimension (--scaling varies it); "": the layout
+  // comes from --dp/--tp/--pp (hybrid).
+  std::string_view dimension;
+  // What of the options changes this mode's step traffic, as its case's form ("allreduce",
+  // "1f1b-m4", "dp2xtp2xpp1"; the common suffixes are added by proxyFormText).
+  std::string (*form)(const ProxyOptions& o, const Layout& l);
+};
+const std::vector<ProxyModeInfo>& proxyModes();
+
+// A handle on a row of proxyModes(); the built-in rows have names.
+class ProxyMode {
+ public:
+  static const ProxyMode kDp, kTp, kPp, kHybrid;  // rows 0-3
+  constexpr explicit ProxyMode(uint8_t row) : row_(row) {}
+  const ProxyModeInfo& info() const;
+  bool operator==(const ProxyMode& other) const { return row_ == other.row_; }
+  bool operator!=(const ProxyMode& other) const { return row_ != other.row_; }
+
+ private:
+  uint8_t row_;
+};
+inline constexpr ProxyMode ProxyMode::kDp{0};
+inline constexpr ProxyMode ProxyMode::kTp{1};
+inline constexpr ProxyMode ProxyMode::kPp{2};
+inline constexpr ProxyMode ProxyMode::kHybrid{3};
+
 // The step after backward: none, or an optimizer whose update is modelled as memory traffic per
 // parameter it updates (SGD: read weight and gradient, write weight = 12 B; Adam: read weight,
 // gradient and the two moments, write weight and moments = 28 B, fp32) at --mem-gbps.
 enum class OptimizerKind : uint8_t { kNone, kSgd, kAdam };
 std::string_view optimizerName(OptimizerKind k);  // "none", "sgd", "adam"
 OptimizerKind parseOptimizer(std::string_view name);
-std::string_view proxyModeName(ProxyMode m);  // "dp", "tp", "pp", "hybrid"
-ProxyMode parseProxyMode(std::string_view name);
+std::string_view proxyModeName(ProxyMode m);      // the row's name: "dp", "tp", "pp", "hybrid"
+ProxyMode parseProxyMode(std::string_view name);  // UsageError naming the modes
+std::string proxyModeHelp();                      // "dp (data parallel), tp (...), ..."
 
 struct ProxyOptions {
   ProxyMode mode = ProxyMode::kDp;
@@ -106,6 +143,8 @@ void validateProxy(const ProxyOptions& o, int worldSize);
 OptimizerKind optimizerFor(const ProxyOptions& o);
 // ZeRO-3: --zero 3 or --dp-kind sharded.
 bool shardedParams(const ProxyOptions& o);
+// The parameter server (--dp-kind ps) of a mode whose world is the data-parallel dimension.
+bool parameterServer(const ProxyOptions& o);
 // Micro-batches of a step for this layout (ProxyOptions::microBatches, resolved).
 int microBatchesFor(const ProxyOptions& o, const Layout& l);
 // The variant of `coll` for the step's variant `algo`: `algo`, or for the DDP buffers' broadcast

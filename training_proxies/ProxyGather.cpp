@@ -189,8 +189,7 @@ ProxyRun gatherRun(Communicator& comm, const ProxyOptions& o, const Layout& layo
   const int m = microBatchesFor(o, layout0);
   if (pp > 1) splitStageIdle(o, at, layouts, m, combined, run);
   const int dp = layout0.dp;
-  double workers =
-      o.dpKind == DpKind::kParameterServer && o.mode == ProxyMode::kDp ? n - o.servers : dp;
+  double workers = parameterServer(o) ? n - o.servers : dp;
   const double samples = batch * workers * m;
   run.samplesPerSecond = run.step > 0 ? samples / run.step : 0;
   run.tokensPerSecond = run.samplesPerSecond * o.model.tokensPerSample();

@@ -59,7 +59,7 @@ void RankProxy::prepare() {
                                                              : o_.variant.schedule.transport);
   };
   if (l_.pp > 1) ppTransport_ = &transportOf(*teams_[kCommPp]);
-  if (o_.dpKind == DpKind::kParameterServer && o_.mode == ProxyMode::kDp) {
+  if (parameterServer(o_)) {
     psTransport_ = &transportOf(*team_);
   }
 }
@@ -386,7 +386,7 @@ int64_t RankProxy::verify() {
 RankOutcome RankProxy::run() {
   Communicator& comm = team_->comm();
   algo_ = effectiveAlgo(o_, comm.worldKind());
-  if (o_.dpKind == DpKind::kParameterServer && o_.mode == ProxyMode::kDp) {
+  if (parameterServer(o_)) {
     buildPs();
   } else {
     // Sub-communicators, TP innermost by default (resolveLayout's coordinates).

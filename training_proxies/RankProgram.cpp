@@ -495,7 +495,7 @@ void RankProxy::buildPs() {
 }
 
 std::vector<CallStat> RankProxy::plan() {
-  if (o_.dpKind == DpKind::kParameterServer && o_.mode == ProxyMode::kDp) {
+  if (parameterServer(o_)) {
     buildPs();
   } else {
     build();

@@ -384,3 +384,36 @@ TEST(ProxyPlan, BubbleApartFromTransfersAtDefaultThroughput) {
 
 }  // namespace
 }  // namespace cb::proxy
+
+namespace cb::proxy {
+namespace {
+
+// Proxy modes are rows of one table: the named ones are the first four, every row is found by its
+// name, and what a mode decides (the layout's one dimension, the case's form) comes from its row.
+TEST(ProxyModes, RowsAreFoundByNameAndDecideTheLayout) {
+  EXPECT_EQ(proxyModeName(ProxyMode::kDp), "dp");
+  EXPECT_EQ(proxyModeName(ProxyMode::kTp), "tp");
+  EXPECT_EQ(proxyModeName(ProxyMode::kPp), "pp");
+  EXPECT_EQ(proxyModeName(ProxyMode::kHybrid), "hybrid");
+  ProxyOptions o;
+  o.model = presetModel("gpt2-xl", 0);
+  o.dp = 2;
+  o.tp = 2;
+  for (const auto& row : proxyModes()) {
+    o.mode = parseProxyMode(row.name);
+    EXPECT_EQ(&o.mode.info(), &row);
+    const Layout l = resolveLayout(o, 4, 0);
+    if (row.dimension.empty()) {
+      EXPECT_EQ(l.dp * l.tp * l.pp, 4);
+    } else {
+      const int whole = row.dimension == "dp" ? l.dp : row.dimension == "tp" ? l.tp : l.pp;
+      EXPECT_EQ(whole, 4) << row.name;
+    }
+    EXPECT_FALSE(row.form(o, l).empty()) << row.name;
+    EXPECT_NE(proxyModeHelp().find(std::string(row.name) + " ("), std::string::npos);
+  }
+  EXPECT_THROW(parseProxyMode("ep"), UsageError);
+}
+
+}  // namespace
+}  // namespace cb::proxy
