@@ -395,6 +395,58 @@ TEST(ReplayLocal, ChakraAndResnetOnTwo) {
   EXPECT_EQ(wrong, 0);
 }
 
+// A device variant's op time is its own (CUDA-event) time, not the host's clock around the
+// blocking call, as `run` takes it. Here a ring allreduce whose calls report 250 us each.
+class DeviceTimed final : public PreparedCollective {
+ public:
+  explicit DeviceTimed(std::unique_ptr<PreparedCollective> inner) : inner_(std::move(inner)) {}
+  void run(const void* send, void* recv, Deadline d) override { inner_->run(send, recv, d); }
+  std::optional<double> lastDeviceSeconds() const override { return 250e-6; }
+
+ private:
+  std::unique_ptr<PreparedCollective> inner_;
+};
+
+TEST(ReplayLocal, ADeviceCallIsTimedByTheDevice) {
+  Registry r = Registry::builtin();
+  VariantInfo v = *Registry::builtin().find(Collective::kAllReduce, "ring");
+  v.name = "devtimed";
+  v.backend = "test";
+  const auto inner = v.prepare;
+  v.prepare = [inner](Team& team, const CollArgs& args, const VariantOptions& vo) {
+    return std::make_unique<DeviceTimed>(inner(team, args, vo));
+  };
+  r.add(v);
+  TraceSet s = load({data("pytorch-et/param-resnet-ddp-2rank/resnet_2gpu_et.json.gz")}, true);
+  fitToWorld(s, 2, 0, 1);
+  ReplayOptions o;
+  o.algos = {"devtimed", "binomial"};
+  o.registry = &r;
+  o.iterations = 2;
+  o.warmup = 0;
+  o.timeoutSeconds = 120;
+  o.variant.schedule.transport = "local";
+  ReplaySummary sum;
+  int64_t wrong = -1;
+  LocalWorld::run(2, [&](Communicator& comm) {
+    Team team(comm);
+    ReplayEngine engine(team, s, o);
+    ReplayTimes t = engine.run();
+    if (comm.rank() == 0) {
+      wrong = t.wrong;
+      sum = summarizeReplay(s, t, Statistic::kMedian);
+    }
+  });
+  EXPECT_EQ(wrong, 0);
+  int allreduces = 0;
+  for (const auto& row : sum.rows) {
+    if (row.kind != OpKind::kAllReduce) continue;
+    ++allreduces;
+    for (double sample : row.samples) EXPECT_DOUBLE_EQ(sample, 250e-6);
+  }
+  EXPECT_GT(allreduces, 0);
+}
+
 // A Kineto trace set alone replays too (all_to_allv as even all_to_all: Kineto has no splits).
 TEST(ReplayLocal, KinetoAloneOnEight) {
   TraceSet s = load({data("kineto/param-dlrm-8rank/worker{rank}_step_12.*.pt.trace.json.gz")});
