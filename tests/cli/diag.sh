@@ -7,13 +7,8 @@
 set -uo pipefail
 cb=${1:?usage: diag.sh COLLBENCH}
 src=${CB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-tmp=$(mktemp -d /tmp/cb_diag.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/x.db
 source "$(dirname "$0")/lib/common.sh"
-one_line() {
-  [ "$(grep -c . <<<"$1")" -eq 1 ] || fail "expected one line on stderr, got: $1"
-}
+scratch diag
 fast=(--size 64K -W 4 -n 5 --latency-iters 40)
 
 # An injected slow link among 6 thread ranks: named, and only it. Six rank threads on a 2-core

@@ -12,14 +12,8 @@ mpirun=${CB_MPIRUN:-mpirun}
 launch=("$mpirun" --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-ok() { echo "ok   $*"; passes=$((passes + 1)); }
+source "$(dirname "$0")/lib/checks.sh"
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-check() {  # check "what" CMD...: passes when CMD succeeds
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else fail "$what"; fi
-}
 prefix="collbench-$(id -u)-"
 shm_list() { ls /dev/shm 2>/dev/null | grep "^$prefix" | sort; }
 shm_list >"$tmp/shm_before"
@@ -131,5 +125,4 @@ check "4 writers: integrity_check ok" test "$(sqlite3 "$db" "pragma integrity_ch
 sleep 1
 left=$(comm -13 "$tmp/shm_before" <(shm_list))
 check "/dev/shm clean${left:+ (left: $left)}" test -z "$left"
-echo "$passes passed, $fails failed"
-[ $fails -eq 0 ]
+checks_done

@@ -10,16 +10,8 @@
 # Usage: gate.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: gate.sh COLLBENCH}
-tmp=$(mktemp -d /tmp/cb_gate.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/cb.db
 source "$(dirname "$0")/lib/common.sh"
-# one_line_error TEXT: exactly one line on stderr, the collbench error line.
-one_line_error() {
-  [ "$(wc -l <<<"$err")" -eq 1 ] && [[ "$err" == "collbench: "* ]] ||
-    fail "expected one 'collbench: ...' line on stderr, got: $err"
-  [ -n "$2" ] && has "$err" "$2"
-}
+scratch gate
 
 label='base<b>&"x"|*y*'
 # The ranks are pinned (--bind auto: a core each; the default since session 13, kept explicit):
@@ -64,16 +56,16 @@ expect 1 "$cb" gate --db "$db" --baseline 1 --candidate 3 --fail-on-inconclusive
 
 # A run against itself, or an interrupted run: refused, one line.
 expect 2 "$cb" gate --db "$db" --baseline 1 --candidate 1
-one_line_error x "run 1 is both baseline and candidate"
+one_line_error "run 1 is both baseline and candidate"
 expect 2 "$cb" gate --db "$db" --baseline 1,2 --candidate 2,3
-one_line_error x "run 2 is both baseline and candidate"
+one_line_error "run 2 is both baseline and candidate"
 expect 2 "$cb" gate --db "$db" --baseline 11 --candidate 3
-one_line_error x "baseline run 11 is interrupted: only finished runs can be gated"
+one_line_error "baseline run 11 is interrupted: only finished runs can be gated"
 expect 2 "$cb" gate --db "$db" --baseline 1 --candidate 11
-one_line_error x "candidate run 11 is interrupted"
+one_line_error "candidate run 11 is interrupted"
 # label: never picks the interrupted run.
 expect 2 "$cb" gate --db "$db" --baseline label:stopped --candidate 3
-one_line_error x "no finished run labelled 'stopped'"
+one_line_error "no finished run labelled 'stopped'"
 
 # JUnit through -o (the README's CI line): well-formed, the whole run and one testcase per case,
 # regressions are failures, the label escaped.
@@ -123,18 +115,18 @@ has "$out" "recommended:"
 # ... and stores what it learned with the newest of them, for later gates (issue 26).
 has "$out" "stored: the noise and modes above, as detail 'gate-calibration' of run 7"
 expect 2 "$cb" gate --db "$db" --calibrate --baseline 1
-one_line_error x "at least 3 runs"
+one_line_error "at least 3 runs"
 # The lookback window: stored runs of the environment lend their noise; 0 turns it off.
 expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow
 has "$out" "# history: "
 expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow --lookback 0
 [[ "$out" != *"# history: "* ]] || fail "--lookback 0 still used stored runs"
 expect 2 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow --lookback -1
-one_line_error x "--lookback -1: must not be negative"
+one_line_error "--lookback -1: must not be negative"
 
 # Different environments: not comparable (exit 2 with one line), unless allowed.
 expect 2 "$cb" gate --db "$db" --baseline 1,2 --candidate 10
-one_line_error x "environment fingerprints differ"
+one_line_error "environment fingerprints differ"
 has "$out" "not comparable"
 "$cb" gate --db "$db" --baseline 1,2 --candidate 10 --allow-different-environment >"$tmp/out" 2>&1
 rc=$?
@@ -150,31 +142,31 @@ has "$out" "# warning: candidate run 11 is interrupted"
 
 # Bad inputs: exit 2, one line.
 expect 2 "$cb" gate --db "$db" --baseline 99 --candidate 1
-one_line_error x "no run 99 in '$db'"
+one_line_error "no run 99 in '$db'"
 expect 2 "$cb" gate --db "$db" --baseline 1 --candidate 2 --run-value mean
-one_line_error x "--run-value 'mean'"
+one_line_error "--run-value 'mean'"
 expect 2 "$cb" gate --db "$db" --baseline 1 --candidate 1 --threshold abc
-one_line_error x "--threshold 'abc' is not a percentage"
+one_line_error "--threshold 'abc' is not a percentage"
 expect 2 "$cb" gate --db "$db" --baseline 1 --candidate 1 --threshold 150%
-one_line_error x "below 100%"
+one_line_error "below 100%"
 expect 2 "$cb" gate --db "$db" --baseline 1 --candidate 1 --alpha 2
-one_line_error x "--alpha"
+one_line_error "--alpha"
 expect 2 "$cb" gate --db "$db" --baseline 1 --candidate 1 --format pdf
-one_line_error x "--format 'pdf'"
+one_line_error "--format 'pdf'"
 expect 2 "$cb" gate --db "$db" --baseline 1 --candidate 1 --sizes 64M-1M
-one_line_error x "range is empty"
+one_line_error "range is empty"
 expect 2 "$cb" gate --db "$db" --baseline label:nosuch --candidate 1
-one_line_error x "no finished run labelled 'nosuch'"
+one_line_error "no finished run labelled 'nosuch'"
 expect 2 "$cb" gate --db "$db" --baseline label:x@last-0 --candidate 1
-one_line_error x "@last-K"
+one_line_error "@last-K"
 expect 2 "$cb" gate --db "$db" --candidate 1
-one_line_error x "--baseline"
+one_line_error "--baseline"
 expect 2 "$cb" gate --db "$tmp/none.db" --baseline 1 --candidate 1
-one_line_error x "no database at"
+one_line_error "no database at"
 expect 2 "$cb" gate --db "$db" --baseline 1 --candidate 2 --output "$tmp/no/such/dir/x.xml"
-one_line_error x "cannot write"
+one_line_error "cannot write"
 expect 2 "$cb" compare 1 --db "$db"
-one_line_error x "CAND"
+one_line_error "CAND"
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures failure(s)"

@@ -13,12 +13,7 @@ mpirun=${CB_MPIRUN:-mpirun}
 launch=("$mpirun" --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb-hang.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-check() {  # check "what" CMD...
-  local what=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); echo "ok   $what"; else fails=$((fails + 1)); echo "FAIL $what"; fi
-}
+source "$(dirname "$0")/lib/checks.sh"
 shm_before=$(ls /dev/shm | grep -c collbench || true)
 T=3
 
@@ -92,5 +87,4 @@ check "local: one line" test "$(grep -c '^collbench: ' "$tmp/local.log")" -eq 1
 
 shm_after=$(ls /dev/shm | grep -c collbench || true)
 check "no collbench entry left in /dev/shm" test "$shm_after" -le "$shm_before"
-echo "$passes passed, $fails failed"
-[ $fails -eq 0 ]
+checks_done

@@ -8,10 +8,8 @@ cb=${1:?usage: import.sh COLLBENCH}
 here=$(cd "$(dirname "$0")" && pwd)
 samples=${CB_SOURCE_DIR:-$here/../..}/tests/data/samples
 source_dir=${CB_SOURCE_DIR:-$here/../..}
-tmp=$(mktemp -d /tmp/cb_import.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/cb.db
 source "$(dirname "$0")/lib/common.sh"
+scratch import
 count_runs() {
   "$cb" runs --db "$db" | grep -cE '^ *[0-9]+ '
 }

@@ -8,12 +8,7 @@ cb=$1
 mpirun=${CB_MPIRUN:-mpirun}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-check() {  # check "what" condition...
-  local what=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); echo "ok   $what"; else fails=$((fails + 1)); echo "FAIL $what"; fi
-}
+source "$(dirname "$0")/lib/checks.sh"
 shm_before=$(ls /dev/shm | grep -c collbench || true)
 
 for sig in INT TERM; do
@@ -133,5 +128,4 @@ fi
 shm_after=$(ls /dev/shm | grep -c collbench || true)
 check "no collbench segment left in /dev/shm" test "$shm_after" -le "$shm_before"
 
-echo "$passes passed, $fails failed"
-[ $fails -eq 0 ]
+checks_done

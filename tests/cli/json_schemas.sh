@@ -8,10 +8,8 @@ set -uo pipefail
 cb=${1:?usage: json_schemas.sh COLLBENCH}
 src=${CB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 schemas=$src/docs/schema
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_schemas.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/cb.db
 source "$(dirname "$0")/lib/common.sh"
+scratch schemas
 python3 -c 'import jsonschema' 2>/dev/null || {
   echo "FAIL: python3 has no jsonschema module (scripts/install-deps.sh installs python3-jsonschema)"
   exit 1

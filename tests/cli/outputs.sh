@@ -14,12 +14,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-fails=0 passes=0
-check() {  # check "what" command...
-  local what=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); echo "ok   $what"; else fails=$((fails + 1)); echo "FAIL $what"; fi
-}
+source "$(dirname "$0")/lib/checks.sh"
 # expect2 NAME command...: exit 2 with exactly one line on stderr, nothing on stdout.
 expect2() {
   local name=$1
@@ -112,5 +107,4 @@ else
 fi
 
 check "no temporaries beside the outputs" noTemporaries "$tmp"
-echo "$passes passed, $fails failed"
-[ $fails -eq 0 ]
+checks_done

@@ -7,13 +7,8 @@
 set -uo pipefail
 cb=${1:?usage: p2p.sh COLLBENCH}
 mpirun=${CB_MPIRUN:-mpirun}
-tmp=$(mktemp -d /tmp/cb_p2p.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/x.db
 source "$(dirname "$0")/lib/common.sh"
-one_line() {
-  [ "$(grep -c . <<<"$1")" -eq 1 ] || fail "expected one line on stderr, got: $1"
-}
+scratch p2p
 
 # Under mpirun: every transport usable in an MPI world, sizes 0 .. 64 KiB (18 sizes).
 expect 0 "$mpirun" --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none \

@@ -9,10 +9,8 @@
 set -uo pipefail
 cb=${1:?usage: peak.sh COLLBENCH}
 src=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_peak.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/cb.db
 source "$(dirname "$0")/lib/common.sh"
+scratch peak
 
 run=(run allreduce --np 2 -b 16M -e 32M -w 1 -n 3 --algo ring --transport shm --db "$db")
 expect 0 "$cb" "${run[@]}" --json "$tmp/r.json" --csv "$tmp/r.csv"

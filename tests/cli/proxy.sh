@@ -9,62 +9,55 @@
 set -uo pipefail
 cb=${1:?usage: proxy.sh COLLBENCH}
 mpirun=${CB_MPIRUN:-mpirun}
-tmp=$(mktemp -d /tmp/cb_proxy.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/cb.db
 source "$(dirname "$0")/lib/common.sh"
-one_line() {
-  [ "$(wc -l <<<"$err")" -eq 1 ] && [[ "$err" == "collbench: "* ]] ||
-    fail "expected one 'collbench: ...' line on stderr, got: $err"
-  has "$err" "$1"
-}
+scratch proxy
 
 # ---- bad arguments: one line, exit 2, nothing stored ----
 bad=$tmp/bad.db
 expect 2 "$cb" proxy dp --np 2 --model gpt5 --db "$bad"
-one_line "unknown model 'gpt5'"
+one_line_error "unknown model 'gpt5'"
 expect 2 "$cb" proxy pp --np 2 -m 0 --db "$bad"
-one_line "-m 0 must be at least 1"
+one_line_error "-m 0 must be at least 1"
 expect 2 "$cb" proxy hybrid --np 4 --dp 3 --tp 2 --db "$bad"
-one_line "does not divide the 4 ranks"
+one_line_error "does not divide the 4 ranks"
 expect 2 "$cb" proxy hybrid --np 4 --dp 2 --tp 3 --model gpt2-xl --db "$bad"
-one_line "does not divide the 4 ranks"
+one_line_error "does not divide the 4 ranks"
 expect 2 "$cb" proxy xp --np 2 --db "$bad"
-one_line "unknown proxy 'xp'"
+one_line_error "unknown proxy 'xp'"
 expect 2 "$cb" proxy tp --np 3 --model bert-large --db "$bad"
-one_line "tp 3 does not divide the 16 attention heads"
+one_line_error "tp 3 does not divide the 16 attention heads"
 expect 2 "$cb" proxy pp --np 2 --stage-weights 1,2,3 --db "$bad"
-one_line "--stage-weights has 3 values for 2 pipeline stages"
+one_line_error "--stage-weights has 3 values for 2 pipeline stages"
 expect 2 "$cb" proxy dp --np 2 --dp-kind ps --servers 2 --db "$bad"
-one_line "--servers 2 must leave at least one worker"
+one_line_error "--servers 2 must leave at least one worker"
 expect 2 "$cb" proxy dp --np 2 --tp 2 --db "$bad"
-one_line "use \`collbench proxy hybrid\`"
+one_line_error "use \`collbench proxy hybrid\`"
 expect 2 "$cb" proxy dp --np 2 --model resnet50 --layers 99 --db "$bad"
-one_line "--layers 99 is out of range"
+one_line_error "--layers 99 is out of range"
 expect 2 "$cb" proxy dp --np 2 --layout tp,dp --db "$bad"
-one_line "--layout 'tp,dp' must name dp, tp and pp"
+one_line_error "--layout 'tp,dp' must name dp, tp and pp"
 expect 2 "$cb" proxy dp --np 2 --algo nosuch --layers 1 --db "$bad"
-one_line "--algo nosuch"
+one_line_error "--algo nosuch"
 expect 2 "$cb" proxy dp --np 3 --dp-kind ps -m 2 --db "$bad"
-one_line "the parameter server runs one batch per step"
+one_line_error "the parameter server runs one batch per step"
 expect 2 "$cb" proxy dp --np 2 --zero 4 --db "$bad"
-one_line "--zero 4 is not 0, 1, 2 or 3"
+one_line_error "--zero 4 is not 0, 1, 2 or 3"
 expect 2 "$cb" proxy dp --np 2 --optimizer lamb --db "$bad"
-one_line "unknown optimizer 'lamb'"
+one_line_error "unknown optimizer 'lamb'"
 expect 2 "$cb" proxy dp --np 2 --layers 1 --scaling weak --predict-to 1024 --db "$bad"
-one_line "--predict-to 1024 is more than 64x the largest measured world (2 ranks)"
+one_line_error "--predict-to 1024 is more than 64x the largest measured world (2 ranks)"
 expect 2 "$cb" proxy dp --np 2 --layers 1 --predict-to 64 --db "$bad"
-one_line "--predict-to and --extrapolate need --scaling"
+one_line_error "--predict-to and --extrapolate need --scaling"
 expect 2 "$cb" proxy dp --np 2 --layers 1 --scaling weak --predict-ranks-per-node 8 --db "$bad"
-one_line "predicting across nodes of 8 ranks needs the inter-node link"
+one_line_error "predicting across nodes of 8 ranks needs the inter-node link"
 expect 2 "$cb" proxy dp --np 2 --layers 1 --scaling weak --inter-node-gbps 25 --inter-node-us 5 \
   --db "$bad"
-one_line "give --predict-ranks-per-node too"
+one_line_error "give --predict-ranks-per-node too"
 expect 2 "$cb" proxy dp --np 2 --layers 1 --scaling weak --predict-ranks-per-node 8 \
   --inter-node-gbps 25 --db "$bad"
-one_line "give both --inter-node-gbps and --inter-node-us"
+one_line_error "give both --inter-node-gbps and --inter-node-us"
 expect 2 "$cb" proxy dp --np 2 --layers 1 --predict-ranks-per-node 8 --db "$bad"
-one_line "--predict-ranks-per-node needs --scaling"
+one_line_error "--predict-ranks-per-node needs --scaling"
 if [ -e "$bad" ]; then
   n=$(sqlite3 "$bad" "SELECT COUNT(*) FROM runs WHERE status = 'ok'" 2>/dev/null || echo 0)
   [ "$n" = 0 ] || fail "bad arguments stored $n runs"

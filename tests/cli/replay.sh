@@ -9,10 +9,8 @@ set -uo pipefail
 cb=${1:?usage: replay.sh COLLBENCH}
 mpirun=${CB_MPIRUN:-mpirun}
 src=${CB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_replay.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/cb.db
 source "$(dirname "$0")/lib/common.sh"
+scratch replay
 T=$src/tests/data/traces
 dlrm=$T/pytorch-et/param-dlrm-8rank/dlrm_eg_{rank}.json.gz
 kineto="$T/kineto/param-dlrm-8rank/worker{rank}_step_12.*.pt.trace.json.gz"

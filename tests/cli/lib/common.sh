@@ -1,5 +1,11 @@
-# Shared by the CLI test scripts (sourced, not run): failure counting and exit-code checks.
-# The caller sets $tmp (a scratch directory) first.
+# Shared by the CLI test scripts (sourced, not run): a scratch directory, failure counting and
+# exit-code checks. The caller calls `scratch NAME` (or sets $tmp itself) before `expect`.
+# scratch NAME: $tmp, a directory removed on exit, and $db, a database path inside it.
+scratch() {
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_$1.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  db=$tmp/cb.db
+}
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # expect CODE CMD...: runs CMD, keeps stdout in $out and stderr in $err, checks the exit code.
@@ -18,4 +24,8 @@ one_line_error() {
   [ "$(wc -l <<<"$err")" -eq 1 ] && [[ "$err" == "collbench: "* ]] ||
     fail "expected one 'collbench: ...' line on stderr, got: $err"
   has "$err" "$1"
+}
+# one_line TEXT: TEXT (a captured stderr) is exactly one line.
+one_line() {
+  [ "$(grep -c . <<<"$1")" -eq 1 ] || fail "expected one line on stderr, got: $1"
 }

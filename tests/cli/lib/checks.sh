@@ -1,0 +1,13 @@
+# Shared by the CLI tests that count named checks (sourced, not run).
+fails=0 passes=0
+ok() { echo "ok   $*"; passes=$((passes + 1)); }
+check() {  # check "what" CMD...: passes when CMD succeeds
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else fails=$((fails + 1)); echo "FAIL $what"; fi
+}
+# checks_done: the count line; its status is 0 when nothing failed (the script's last command).
+checks_done() {
+  echo "$passes passed, $fails failed"
+  [ $fails -eq 0 ]
+}
