@@ -273,6 +273,8 @@ class LocalComm final : public Communicator, public LocalExchange {
   // Before giving up on a timed-out exchange: take back the posts nobody took, and wait for the
   // ones a receiver is copying right now, so no one reads this stack frame after we leave.
   void withdrawPosts(std::vector<Post>& posts, std::span<const SendOp> sends);
+  size_t takeArrived(std::span<const RecvOp> recvs, std::vector<char>& received, size_t pending,
+                     int tag);
   const std::shared_ptr<LocalShared>& shared() const { return shared_; }
 
  private:
@@ -340,52 +342,7 @@ void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const Re
   int spins = 0;
   SteadyClock::time_point spinFrom;
   while (true) {
-    // Take every matching post available now; copy outside the lock.
-    for (size_t i = 0; i < recvs.size() && pendingRecvs; ++i) {
-      if (received[i]) continue;
-      const RecvOp& r = recvs[i];
-      Post* post = nullptr;
-      {
-        std::lock_guard lk(mine.m);
-        // The first post from that peer with this tag: MPI's non-overtaking order.
-        auto it = std::find_if(mine.inbox.begin(), mine.inbox.end(),
-                               [&](const Post* p) { return p->src == r.peer && p->tag == tag; });
-        if (it == mine.inbox.end()) continue;
-        // Receives from the same peer complete in posting order, too.
-        bool earlierPending = false;
-        for (size_t j = 0; j < i; ++j) {
-          if (!received[j] && recvs[j].peer == r.peer) earlierPending = true;
-        }
-        if (earlierPending) continue;
-        post = *it;
-        mine.inbox.erase(it);
-      }
-      // A post taken out of the inbox is marked done on every way out, a throw included: its
-      // sender waits for that (withdrawPosts cannot take back what is no longer in the inbox),
-      // and a sender never released waited forever after a size mismatch.
-      struct Release {
-        LocalShared& s;
-        Post* post;
-        ~Release() {
-          auto& senderBox = s.boxes[post->src];
-          std::lock_guard lk(senderBox.m);
-          post->done = true;
-          senderBox.notify();
-        }
-      } release{s, post};
-      if (post->bytes != r.bytes) {
-        s.abortAll();
-        throw InternalError(fmt::format("rank {} expected {} bytes from rank {}, got {}", rank_,
-                                        r.bytes, r.peer, post->bytes));
-      }
-      if (r.reduce) {
-        reduce(r.dtype, r.op, r.dst, r.local, post->data, r.bytes / dataTypeSize(r.dtype));
-      } else if (r.bytes) {
-        copyPiece(r.dst, post->data, r.bytes, r.bytes);
-      }
-      received[i] = 1;
-      --pendingRecvs;
-    }
+    pendingRecvs -= takeArrived(recvs, received, pendingRecvs, tag);
     {
       std::unique_lock lk(mine.m);
       if (pendingRecvs == 0 && sendsDone()) return;
@@ -434,6 +391,61 @@ void LocalComm::exchangeTagged(std::span<const SendOp> sends, std::span<const Re
       mine.cpu.store(sched_getcpu(), std::memory_order_relaxed);  // it may wake elsewhere
     }
   }
+}
+
+// Takes every post that matches a pending receive now, in MPI's non-overtaking order, and copies
+// or reduces it outside the inbox's lock; returns how many receives completed.
+size_t LocalComm::takeArrived(std::span<const RecvOp> recvs, std::vector<char>& received,
+                              size_t pending, int tag) {
+  auto& s = *shared_;
+  auto& mine = s.boxes[rank_];
+  size_t taken = 0;
+  for (size_t i = 0; i < recvs.size() && taken < pending; ++i) {
+    if (received[i]) continue;
+    const RecvOp& r = recvs[i];
+    Post* post = nullptr;
+    {
+      std::lock_guard lk(mine.m);
+      // The first post from that peer with this tag: MPI's non-overtaking order.
+      auto it = std::find_if(mine.inbox.begin(), mine.inbox.end(),
+                             [&](const Post* p) { return p->src == r.peer && p->tag == tag; });
+      if (it == mine.inbox.end()) continue;
+      // Receives from the same peer complete in posting order, too.
+      bool earlierPending = false;
+      for (size_t j = 0; j < i; ++j) {
+        if (!received[j] && recvs[j].peer == r.peer) earlierPending = true;
+      }
+      if (earlierPending) continue;
+      post = *it;
+      mine.inbox.erase(it);
+    }
+    // A post taken out of the inbox is marked done on every way out, a throw included: its
+    // sender waits for that (withdrawPosts cannot take back what is no longer in the inbox),
+    // and a sender never released waited forever after a size mismatch.
+    struct Release {
+      LocalShared& s;
+      Post* post;
+      ~Release() {
+        auto& senderBox = s.boxes[post->src];
+        std::lock_guard lk(senderBox.m);
+        post->done = true;
+        senderBox.notify();
+      }
+    } release{s, post};
+    if (post->bytes != r.bytes) {
+      s.abortAll();
+      throw InternalError(fmt::format("rank {} expected {} bytes from rank {}, got {}", rank_,
+                                      r.bytes, r.peer, post->bytes));
+    }
+    if (r.reduce) {
+      reduce(r.dtype, r.op, r.dst, r.local, post->data, r.bytes / dataTypeSize(r.dtype));
+    } else if (r.bytes) {
+      copyPiece(r.dst, post->data, r.bytes, r.bytes);
+    }
+    received[i] = 1;
+    ++taken;
+  }
+  return taken;
 }
 
 void LocalComm::withdrawPosts(std::vector<Post>& posts, std::span<const SendOp> sends) {
