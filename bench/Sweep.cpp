@@ -1,7 +1,5 @@
 #include "bench/Sweep.h"
 
-#include "bench/SweepPlan.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <numeric>
 #include <thread>
 
+#include "bench/SweepPlan.h"
 #include "bench/TimingLoops.h"
 #include "bench/Verify.h"
 #include "collectives/transport/Transports.h"
