@@ -1,8 +1,10 @@
-// The translation of bench results into store records, shared by the commands that measure (the
-// world, the header and the run's lifecycle are the run session's: session/RunSession.h).
+// The translation of bench results into store records and back, shared by the commands that
+// measure and by `show` (the world, the header and the run's lifecycle are the run session's:
+// session/RunSession.h).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,4 +16,8 @@
 namespace cb {
 
 ResultRecord toRecord(const PointResult& p, int64_t runId, Statistic statistic);
+// A stored result as the sweep reported it, for the nccl-tests table of `show`; nullopt when the
+// collective, type or op is not one nccl-tests has (a proxy step, an OSU point-to-point test).
+std::optional<PointResult> pointFromRecord(const ResultRecord& r);
+
 }  // namespace cb

@@ -13,6 +13,7 @@
 
 #include "adapters/PeakJudge.h"
 #include "adapters/RunResolution.h"
+#include "adapters/SweepRecords.h"
 #include "adapters/TextTable.h"
 #include "bench/Report.h"
 #include "bench/Sweep.h"
@@ -153,37 +154,6 @@ void printGroup(const std::vector<const ResultRecord*>& group, bool withSamples)
   }
 }
 
-// A stored result as the sweep reported it, for the nccl-tests table; nullopt when the
-// collective, type or op is not one nccl-tests has (a proxy step, an OSU point-to-point test).
-std::optional<PointResult> toPoint(const ResultRecord& r) {
-  PointResult p;
-  try {
-    p.coll = parseCollective(r.collective);
-    p.dtype = parseDataType(r.dtype);
-    // The tests without an op print "none" whatever p.op holds (an imported alltoall stores
-    // "none"; sendrecv's test prints its op).
-    p.op = printsRedOp(p.coll) ? parseRedOp(r.op) : RedOp::kSum;
-  } catch (const UsageError&) {
-    return std::nullopt;
-  }
-  // The sweep's own conventions for what is not known: root -1 (nccl-tests prints it for a
-  // collective without one), wrong -1 (printed "N/A"), time 0 (the row's columns "N/A").
-  p.variant = r.variant;
-  p.root = r.root.value_or(-1);
-  p.bytes = r.sizeBytes;
-  p.count = r.count.value_or(0);
-  p.placement = r.placement == "in" ? Placement::kIn : Placement::kOut;
-  p.nranks = r.nranks.value_or(0);
-  p.status = r.status;
-  p.message = r.message;
-  p.iterations = static_cast<int>(r.iterations.value_or(0));
-  p.timeSeconds = r.timeKnown ? r.timeUs * 1e-6 : 0;
-  p.algbw = r.algbw.value_or(0);
-  p.busbw = r.busbw.value_or(0);
-  p.wrong = r.wrong.value_or(-1);
-  return p;
-}
-
 void printNcclTests(const RunRecord& run, const std::vector<ResultRecord>& results) {
   ReportSet report(stdout, "nccl-tests", "busbw", run.worldSize);
   SweepSummary summary;
@@ -195,7 +165,7 @@ void printNcclTests(const RunRecord& run, const std::vector<ResultRecord>& resul
       (r->placement == "in" ? placements.inPlace : placements.outOfPlace) = true;
     report.setPlacements(placements);
     for (const ResultRecord* r : group) {
-      std::optional<PointResult> p = toPoint(*r);
+      std::optional<PointResult> p = pointFromRecord(*r);
       if (!p) {
         if (std::find(skipped.begin(), skipped.end(), r->collective) == skipped.end()) {
           skipped.push_back(r->collective);
