@@ -450,9 +450,7 @@ void checkStepFactor(const SweepOptions& s) {
   }
 }
 
-const Registry& sweepRegistry(const SweepOptions& o) {
-  return o.registry ? *o.registry : Registry::builtin();
-}
+const Registry& sweepRegistry(const SweepOptions& o) { return Registry::orBuiltin(o.registry); }
 
 bool runsEveryVariant(const SweepOptions& o) {
   return o.variants.empty() ||

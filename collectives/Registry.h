@@ -112,6 +112,9 @@ class Registry {
  public:
   // The registry with every variant built into this binary.
   static const Registry& builtin();
+  // The engines' options hold a registry or null (the CLI passes an extended one for NCCL's plan
+  // columns): that one, else builtin().
+  static const Registry& orBuiltin(const Registry* r) { return r ? *r : builtin(); }
   void add(VariantInfo info);
   const std::vector<VariantInfo>& all() const { return variants_; }
   std::vector<const VariantInfo*> forCollective(Collective c) const;

@@ -55,7 +55,7 @@ int64_t wrongPattern(const uint8_t* p, size_t n, int src, int dst, uint64_t seed
 
 std::map<OpKind, std::string> chooseVariants(const TraceSet& s, const ReplayOptions& o,
                                              const std::string& transport) {
-  const Registry& reg = o.registry ? *o.registry : Registry::builtin();
+  const Registry& reg = Registry::orBuiltin(o.registry);
   std::map<OpKind, std::string> out;
   for (const auto& t : s.ranks) {
     for (const auto& op : t.ops) {
@@ -307,7 +307,7 @@ struct ReplayEngine::Impl {
   }
 
   void plan() {
-    const Registry& reg = o.registry ? *o.registry : Registry::builtin();
+    const Registry& reg = Registry::orBuiltin(o.registry);
     size_t sendBytes = 1, recvBytes = 1;
     planCalls(reg, sendBytes, recvBytes);
     const VariantInfo* memoryOf = bufferMemory();

@@ -65,7 +65,7 @@ bool parameterServer(const ProxyOptions& o) {
 }
 
 std::string algoFor(const ProxyOptions& o, Collective coll, const std::string& algo) {
-  const Registry& reg = o.registry ? *o.registry : Registry::builtin();
+  const Registry& reg = Registry::orBuiltin(o.registry);
   // The buffers' broadcast: the same variant where it has one (mpi, nccl), else the binomial tree.
   if (coll == Collective::kBroadcast && !reg.find(coll, algo)) return "binomial";
   return algo;
@@ -211,7 +211,7 @@ std::string effectiveAlgo(const ProxyOptions& o, WorldKind kind) {
 }
 
 void validateVariant(const ProxyOptions& o, WorldKind kind, int worldSize) {
-  const Registry& reg = o.registry ? *o.registry : Registry::builtin();
+  const Registry& reg = Registry::orBuiltin(o.registry);
   const std::string algo = effectiveAlgo(o, kind);
   Layout l = resolveLayout(o, worldSize, 0);
   std::vector<Collective> need;
@@ -341,7 +341,7 @@ ProxyResult runProxy(Team& world, const ProxyOptions& o) {
   validateProxy(o, world.size());
   ProxyResult res;
   res.algo = effectiveAlgo(o, world.worldKind());
-  const Registry& reg = o.registry ? *o.registry : Registry::builtin();
+  const Registry& reg = Registry::orBuiltin(o.registry);
   const VariantInfo* ar = reg.find(Collective::kAllReduce, res.algo);
   if (ar && ar->backend == "hand") {
     res.transport = o.variant.schedule.transport.empty() ? world.defaultTransport()

@@ -23,7 +23,7 @@
 namespace cb::proxy::rank {
 
 void RankProxy::prepare() {
-  const Registry& reg = o_.registry ? *o_.registry : Registry::builtin();
+  const Registry& reg = Registry::orBuiltin(o_.registry);
   std::vector<int> order(callKeys_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   // Every rank prepares in the same (communicator, collective, type, count) order.
