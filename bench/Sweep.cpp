@@ -125,6 +125,21 @@ BatchShift batchShift(const Buffers& buf, const CollArgs& args, int n) {
   return {step, static_cast<int>(std::min<size_t>(extra + 1, 1u << 20))};
 }
 
+// A point's identity before it is measured: root -1 for a collective without one.
+PointResult pointAt(const CollArgs& args, std::string variant, Placement placement, int n) {
+  PointResult p;
+  p.coll = args.coll;
+  p.variant = std::move(variant);
+  p.dtype = args.dtype;
+  p.op = args.op;
+  p.root = hasRoot(args.coll) ? args.root : -1;
+  p.bytes = algBytes(args, n);
+  p.count = args.count;
+  p.placement = placement;
+  p.nranks = n;
+  return p;
+}
+
 VariantOptions withTransport(Team& team, const SweepPlan& plan) {
   VariantOptions v = plan.options().variantOptions;
   if (v.schedule.transport.empty()) v.schedule.transport = team.defaultTransport();
@@ -200,15 +215,7 @@ class Engine {
   void measureReference(const CollArgs& args) {
     const int n = comm_.size();
     const size_t bytes = sendCount(args, n) * dataTypeSize(args.dtype);
-    PointResult pr{args.coll,
-                   "memcpy",
-                   args.dtype,
-                   args.op,
-                   hasRoot(args.coll) ? args.root : -1,
-                   algBytes(args, n),
-                   args.count,
-                   Placement::kOut,
-                   n};
+    PointResult pr = pointAt(args, "memcpy", Placement::kOut, n);
     HostAllocator alloc;
     CollArgs copyArgs = args;
     copyArgs.coll = Collective::kBroadcast;  // same-size send and receive buffers
@@ -241,15 +248,7 @@ class Engine {
 
   void measurePoint(const VariantInfo& v, const CollArgs& args, Placement p, int cycle) {
     const int n = comm_.size();
-    PointResult pr{args.coll,
-                   variantLabel(v),
-                   args.dtype,
-                   args.op,
-                   hasRoot(args.coll) ? args.root : -1,
-                   algBytes(args, n),
-                   args.count,
-                   p,
-                   n};
+    PointResult pr = pointAt(args, variantLabel(v), p, n);
     std::optional<std::string> why;
     if (v.unsupported) why = v.unsupported(team_, args, variantOptions_);
     if (auto agreed = agreeOnReason(why)) {

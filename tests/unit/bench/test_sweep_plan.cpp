@@ -64,7 +64,9 @@ TEST(SweepPlan, TheEngineMeasuresThePlansPointsInItsOrder) {
     sink.onPoint = [&](const PointResult& r) {
       measured.push_back(key(r.coll, r.dtype, r.op, r.bytes, r.variant, r.placement));
       EXPECT_EQ(r.status, "ok") << r.variant << ": " << r.message;
-      if (r.variant != "memcpy") EXPECT_EQ(r.wrong, 0);
+      if (r.variant != "memcpy") {
+        EXPECT_EQ(r.wrong, 0);
+      }
     };
     sink.onGroupEnd = [&] { ++sinkGroupEnds; };
     Team team(comm);
