@@ -1,7 +1,6 @@
 #include "bench/Sweep.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -155,8 +154,7 @@ class Engine {
         plan_(plan),
         o_(plan.options()),
         sink_(sink),
-        variantOptions_(withTransport(team, plan)),
-        largestSide_(plan.largestSide()) {}
+        variantOptions_(withTransport(team, plan)) {}
 
   SweepSummary run() {
     for (const PlannedPoint& point : plan_.points()) {
@@ -264,7 +262,7 @@ class Engine {
     std::optional<std::string> failure, missing;
     try {
       buf = pool_.get(*alloc, v.memory, args, comm_.rank(), n, p,
-                      o_.timing == TimingMode::kNcclTests ? largestSide_ : 0);
+                      o_.timing == TimingMode::kNcclTests ? plan_.largestSide() : 0);
       prepared = v.prepare(team_, args, variantOptions_);
       if (variantOptions_.gpu.graphLaunches > 0 && o_.checkRounds > 0) {
         // A graph replays the call N times: in-place reductions would apply N times, so the
@@ -424,7 +422,6 @@ class Engine {
   const VariantOptions variantOptions_;
   SweepSummary summary_;
   BufferPool pool_;
-  size_t largestSide_;
   // Host verification threads per rank: the host's CPUs shared by the ranks (assumed all on one
   // host when the world is not larger than the CPUs), at most 8.
   const int verifyThreads_ = std::clamp(

@@ -63,7 +63,6 @@ class ProxyMode {
   constexpr explicit ProxyMode(uint8_t row) : row_(row) {}
   const ProxyModeInfo& info() const;
   bool operator==(const ProxyMode& other) const { return row_ == other.row_; }
-  bool operator!=(const ProxyMode& other) const { return row_ != other.row_; }
 
  private:
   uint8_t row_;

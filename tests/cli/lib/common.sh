@@ -2,7 +2,7 @@
 # exit-code checks. The caller calls `scratch NAME` (or sets $tmp itself) before `expect`.
 # scratch NAME: $tmp, a directory removed on exit, and $db, a database path inside it.
 scratch() {
-  tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_$1.XXXXXX")
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_$1.XXXXXX") || { echo "FAIL: no scratch directory"; exit 1; }
   trap 'rm -rf "$tmp"' EXIT
   db=$tmp/cb.db
 }
