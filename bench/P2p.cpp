@@ -15,26 +15,19 @@
 #include "collectives/Team.h"
 #include "collectives/transport/Transports.h"
 #include "core/Buffer.h"
+#include "core/EnumNames.h"
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "core/Text.h"
 
 namespace cb {
 
-std::string_view p2pTestName(P2pTest t) {
-  switch (t) {
-    case P2pTest::kLatency: return "latency";
-    case P2pTest::kBw: return "bw";
-    case P2pTest::kBibw: return "bibw";
-  }
-  return "?";
-}
-
+constexpr EnumRow<P2pTest> kP2pTests[] = {
+    {P2pTest::kLatency, "latency"}, {P2pTest::kBw, "bw"}, {P2pTest::kBibw, "bibw"}};
+std::string_view p2pTestName(P2pTest t) { return enumName(kP2pTests, t); }
 P2pTest parseP2pTest(std::string_view name) {
-  for (P2pTest t : {P2pTest::kLatency, P2pTest::kBw, P2pTest::kBibw}) {
-    if (toLower(name) == p2pTestName(t)) return t;
-  }
-  throw UsageError(fmt::format("unknown p2p test '{}' (known: latency, bw, bibw)", name));
+  if (std::optional<P2pTest> t = enumValue(kP2pTests, toLower(name))) return *t;
+  throw UsageError(fmt::format("unknown p2p test '{}' (known: {})", name, enumNames(kP2pTests)));
 }
 
 std::vector<std::string> p2pTransportNames() { return pointToPointTransportNames(); }

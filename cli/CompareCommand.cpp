@@ -35,11 +35,8 @@ int doCompare(const CompareArgs& a) {
 
 }  // namespace
 
-void setupCompareCommand(CLI::App& app, Action& action) {
+void setupCompareCommand(CLI::App* sub, Action& action) {
   auto a = std::make_shared<CompareArgs>();
-  auto* sub = app.add_subcommand(
-      "compare",
-      "Compare runs case by case: replicate medians, change, run-level t-tests, verdict");
   sub->add_option("BASE", a->base,
                   "Baseline: run id, ids (12,13), last, label:NAME or label:NAME@last-K")
       ->required();
@@ -51,7 +48,7 @@ void setupCompareCommand(CLI::App& app, Action& action) {
       "with a detectable change within the threshold; inconclusive = the runs at hand cannot "
       "detect the threshold (the runs needed are named); not comparable = environment "
       "fingerprints differ or a side failed. The rule is `collbench gate --help`'s.");
-  sub->callback([a, &action] { action = [a] { return doCompare(*a); }; });
+  runOnParse(sub, action, a, doCompare);
 }
 
 }  // namespace cb::cli

@@ -4,12 +4,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/Command.h"
 #include "core/Error.h"
 
 namespace cb::cli {
 
 void addCompareFlags(CLI::App& sub, CompareFlags& f) {
-  sub.add_option("--db", f.db, "SQLite database")->capture_default_str();
+  addDbOption(&sub, f.db);
   sub.add_option("--metric", f.metric, "busbw (higher is better) or time (lower is better)")
       ->capture_default_str();
   sub.add_option("--threshold", f.threshold,

@@ -77,17 +77,14 @@ int doVacuum(const DbArgs& a) {
 
 }  // namespace
 
-void setupDbCommand(CLI::App& app, Action& action) {
+void setupDbCommand(CLI::App* db, Action& action) {
   auto a = std::make_shared<DbArgs>();
-  auto* db = app.add_subcommand("db", "Database maintenance: check, prune, vacuum");
   db->require_subcommand(1);
-  auto dbOption = [&](CLI::App* sub) {
-    sub->add_option("--db", a->db, "SQLite database")->capture_default_str();
-  };
+  auto dbOption = [&](CLI::App* sub) { addDbOption(sub, a->db); };
   auto* check = db->add_subcommand(
       "check", "Full integrity and foreign-key check, schema version and counts (exit 1 if bad)");
   dbOption(check);
-  check->callback([a, &action] { action = [a] { return doCheck(*a); }; });
+  runOnParse(check, action, a, doCheck);
 
   auto* prune = db->add_subcommand(
       "prune",
@@ -97,11 +94,11 @@ void setupDbCommand(CLI::App& app, Action& action) {
   prune->add_option("--before", a->before, "Delete runs started before this UTC date[Ttime]");
   prune->add_option("--label", a->label, "Only consider runs with this label");
   prune->add_flag("--dry-run", a->dryRun, "Only list what would be deleted");
-  prune->callback([a, &action] { action = [a] { return doPrune(*a); }; });
+  runOnParse(prune, action, a, doPrune);
 
   auto* vacuum = db->add_subcommand("vacuum", "Rebuild the file to return freed space");
   dbOption(vacuum);
-  vacuum->callback([a, &action] { action = [a] { return doVacuum(*a); }; });
+  runOnParse(vacuum, action, a, doVacuum);
 }
 
 }  // namespace cb::cli

@@ -209,11 +209,7 @@ int doLogs(const LogsCli& c) {
 
 }  // namespace
 
-void setupDiagCommand(CLI::App& app, Action& action) {
-  auto* diag = app.add_subcommand(
-      "diag",
-      "Find the slow link, rank or node and say so (exit 0 healthy, 1 suspects, 2 usage, 3 too "
-      "noisy to judge)");
+void setupDiagCommand(CLI::App* diag, Action& action) {
   diag->require_subcommand(1);
 
   auto links = std::make_shared<LinksCli>();
@@ -222,7 +218,7 @@ void setupDiagCommand(CLI::App& app, Action& action) {
       "Every rank pair in n-1 rounds of disjoint pairs at once (circle method): bandwidth and "
       "latency matrices and the suspects, re-measured alone");
   addLinksFlags(l, *links);
-  l->callback([links, &action] { action = [links] { return doLinks(*links); }; });
+  runOnParse(l, action, links, doLinks);
 
   auto bisect = std::make_shared<BisectCli>();
   auto* b = diag->add_subcommand(
@@ -230,7 +226,7 @@ void setupDiagCommand(CLI::App& app, Action& action) {
       "An allreduce on both halves at once, into the slower half, in about log2(n) rounds; the "
       "pair matrix decides when the halves are alike");
   addBisectFlags(b, *bisect);
-  b->callback([bisect, &action] { action = [bisect] { return doBisect(*bisect); }; });
+  runOnParse(b, action, bisect, doBisect);
 
   auto ranks = std::make_shared<RanksCli>();
   auto* r = diag->add_subcommand(
@@ -240,13 +236,13 @@ void setupDiagCommand(CLI::App& app, Action& action) {
       "finishes last in each direction of the ring, which rank sends or receives slowly or "
       "which link is slow");
   addRanksFlags(r, *ranks);
-  r->callback([ranks, &action] { action = [ranks] { return doRanks(*ranks); }; });
+  runOnParse(r, action, ranks, doRanks);
 
   auto logs = std::make_shared<LogsCli>();
   auto* g = diag->add_subcommand(
       "logs", "The same verdict over existing nccl-tests logs of node pairs (one pair per file)");
   addLogsFlags(g, *logs);
-  g->callback([logs, &action] { action = [logs] { return doLogs(*logs); }; });
+  runOnParse(g, action, logs, doLogs);
 }
 
 }  // namespace cb::cli

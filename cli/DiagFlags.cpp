@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "cli/Command.h"
 #include "core/Error.h"
 #include "core/Size.h"
 #include "core/Text.h"
@@ -169,7 +170,7 @@ void addLogsFlags(CLI::App* sub, LogsCli& o) {
       ->capture_default_str();
   sub->add_option("--gap", o.gap, "Practical gap below the median (7% or 0.07)")
       ->capture_default_str();
-  sub->add_option("--db", o.db, "SQLite database")->capture_default_str();
+  addDbOption(sub, o.db);
   sub->add_flag("--no-db", o.noDb, "Do not store the matrix and verdict");
   sub->add_option("--label", o.label, "Label of the stored run");
   sub->add_option("--json", o.jsonPath, "Write the matrices and verdicts as JSON to this file");

@@ -121,14 +121,10 @@ int doExport(const ExportArgs& a) {
 
 }  // namespace
 
-void setupExportCommand(CLI::App& app, Action& action) {
+void setupExportCommand(CLI::App* sub, Action& action) {
   auto a = std::make_shared<ExportArgs>();
-  auto* sub = app.add_subcommand(
-      "export",
-      "Write runs, results or raw samples as CSV, JSON or JSON lines, or results for Prometheus, "
-      "NCCL's tuner plugin, ASTRA-sim or SimAI");
   sub->add_option("WHAT", a->what, "runs, results or samples")->required();
-  sub->add_option("--db", a->db, "SQLite database")->capture_default_str();
+  addDbOption(sub, a->db);
   sub->add_option("--run", a->run, "Only this run (id or last); default: every run");
   sub->add_option("--label", a->label, "Only runs with this label");
   sub->add_option("--since", a->since, "Only runs started at or after this UTC date[Ttime]");
@@ -146,7 +142,7 @@ void setupExportCommand(CLI::App& app, Action& action) {
   sub->add_option("--listen-timeout", a->listenTimeout,
                   "--listen: seconds to wait for the scrape (exit 2 past it)")
       ->capture_default_str();
-  sub->callback([a, &action] { action = [a] { return doExport(*a); }; });
+  runOnParse(sub, action, a, doExport);
 }
 
 }  // namespace cb::cli

@@ -245,12 +245,8 @@ int doGate(const GateArgs& a) {
 
 }  // namespace
 
-void setupGateCommand(CLI::App& app, Action& action) {
+void setupGateCommand(CLI::App* sub, Action& action) {
   auto a = std::make_shared<GateArgs>();
-  auto* sub = app.add_subcommand(
-      "gate",
-      "CI gate: fail (exit 1) when the candidate run is significantly and practically slower "
-      "than the baseline");
   sub->add_option("--baseline", a->baseline,
                   "Run id, ids (12,13), last, label:NAME (every finished run with that label) or "
                   "label:NAME@last-K (the K newest)")

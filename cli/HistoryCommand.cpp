@@ -164,12 +164,10 @@ int doHistory(const HistoryArgs& a) {
 
 }  // namespace
 
-void setupHistoryCommand(CLI::App& app, Action& action) {
+void setupHistoryCommand(CLI::App* sub, Action& action) {
   auto a = std::make_shared<HistoryArgs>();
-  auto* sub = app.add_subcommand(
-      "history", "One metric of the matching cases over the stored runs, with a text trend");
   sub->add_option("CASE", a->cases, "Cases to show (see CASE syntax below)")->required();
-  sub->add_option("--db", a->db, "SQLite database")->capture_default_str();
+  addDbOption(sub, a->db);
   sub->add_option("--metric", a->metric, "busbw (GB/s) or time (us, the run's statistic)")
       ->capture_default_str();
   sub->add_option("--label", a->label, "Only runs with this label");
@@ -179,7 +177,7 @@ void setupHistoryCommand(CLI::App& app, Action& action) {
   sub->add_option("--limit", a->limit, "Only the newest N runs that measured a matching case")
       ->capture_default_str();
   sub->footer(kCaseSyntax);
-  sub->callback([a, &action] { action = [a] { return doHistory(*a); }; });
+  runOnParse(sub, action, a, doHistory);
 }
 
 }  // namespace cb::cli

@@ -219,14 +219,10 @@ int runImport(const ImportArgs& args) {
 
 }  // namespace
 
-void setupImportCommand(CLI::App& app, Action& action) {
+void setupImportCommand(CLI::App* cmd, Action& action) {
   auto args = std::make_shared<ImportArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "import",
-      "Import nccl-tests (text or -J JSON), OSU micro-benchmarks and Intel MPI Benchmarks logs, "
-      "and NCCL Inspector's per-collective JSON records, as runs in the database.");
   cmd->add_option("files", args->files, "Log files to import")->required();
-  cmd->add_option("--db", args->db, "SQLite database")->capture_default_str();
+  addDbOption(cmd, args->db);
   cmd->add_option("--label", args->label, "Label of the imported runs");
   cmd->add_option(
          "--format", args->format,
@@ -245,7 +241,7 @@ void setupImportCommand(CLI::App& app, Action& action) {
   cmd->add_option("--topology", args->topology,
                   "The machine the logs ran on (hwloc XML or collbench topology JSON): their "
                   "figures are judged against its bound instead of the log's device lines");
-  cmd->callback([&action, args] { action = [args] { return runImport(*args); }; });
+  runOnParse(cmd, action, args, runImport);
 }
 
 }  // namespace cb::cli

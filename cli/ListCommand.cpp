@@ -70,17 +70,14 @@ int doList(const ListOptions& o) {
 
 }  // namespace
 
-void setupListCommand(CLI::App& app, Action& action) {
+void setupListCommand(CLI::App* sub, Action& action) {
   auto o = std::make_shared<ListOptions>();
-  auto* sub = app.add_subcommand(
-      "list",
-      "List collectives, algorithms and backends, and say which are usable here and why not");
   sub->add_option("--np", o->world.np, "Ranks of the local world to evaluate (default: cores)");
   sub->add_option("--transport", o->transport,
                   "Evaluate hand-written algorithms on this transport");
   sub->add_option("--ranks-per-node", o->ranksPerNode, "Emulated node size for hierarchical ones")
       ->check(CLI::PositiveNumber);
-  sub->callback([o, &action] { action = [o] { return doList(*o); }; });
+  runOnParse(sub, action, o, doList);
 }
 
 }  // namespace cb::cli

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/Command.h"
+
 namespace cb::cli {
 
 SessionOptions MeasureOptions::session() const {
@@ -20,7 +22,7 @@ void addMeasureOptions(CLI::App* sub, MeasureOptions& o, const char* timeoutWhat
   sub->add_option("-T,--timeout", o.timeout,
                   std::string("Deadline in seconds for any single ") + timeoutWhat)
       ->capture_default_str();
-  sub->add_option("--db", o.db, "SQLite database")->capture_default_str();
+  addDbOption(sub, o.db);
   sub->add_flag("--no-db", o.noDb, "Do not store the run");
   sub->add_option("--label", o.label, "Label stored with the run (for history and gates)");
   sub->add_option("--np", o.world.np, npHelp);

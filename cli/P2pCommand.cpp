@@ -224,12 +224,8 @@ int doP2p(const P2pCliOptions& c) {
 
 }  // namespace
 
-void setupP2pCommand(CLI::App& app, Action& action) {
+void setupP2pCommand(CLI::App* sub, Action& action) {
   auto o = std::make_shared<P2pCliOptions>();
-  auto* sub = app.add_subcommand(
-      "p2p",
-      "Point-to-point links with the OSU definitions (latency, bw, bibw) over every transport "
-      "and raw MPI; results go to the database");
   sub->add_option("test", o->test, "latency (ping-pong / 2), bw (window + ack), bibw (both ways)")
       ->required();
   sub->add_option("-b,--minbytes", o->minBytes,
@@ -256,7 +252,7 @@ void setupP2pCommand(CLI::App& app, Action& action) {
       ->capture_default_str();
   addMeasureOptions(sub, o->measure, "exchange",
                     "Ranks of the local world (threads; default: cores, at least 2)");
-  sub->callback([o, &action] { action = [o] { return doP2p(*o); }; });
+  runOnParse(sub, action, o, doP2p);
 }
 
 }  // namespace cb::cli

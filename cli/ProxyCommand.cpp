@@ -74,12 +74,8 @@ int doProxy(const ProxyCliOptions& c) {
 
 }  // namespace
 
-void setupProxyCommand(CLI::App& app, Action& action) {
+void setupProxyCommand(CLI::App* sub, Action& action) {
   auto o = std::make_shared<ProxyCliOptions>();
-  auto* sub = app.add_subcommand(
-      "proxy",
-      "Training proxies: one DP, TP, PP or hybrid training step's communication with modelled "
-      "compute; step time, exposed communication, overlap, bubble, scaling; stored like runs");
   sub->add_option("mode", o->mode, proxyModeHelp())->required();
   sub->add_option("--model", o->model,
                   "resnet50, bert-large, gpt2-xl, llama2-7b, llama2-13b, llama2-70b, gpt3-175b, "
@@ -165,7 +161,7 @@ void setupProxyCommand(CLI::App& app, Action& action) {
   sub->add_option("--json", o->json, "Write metrics, calls, timeline and scaling to this file");
   addMeasureOptions(sub, o->measure, "wait",
                     "Ranks of the local world (threads; default: cores, at least 2)");
-  sub->callback([o, &action] { action = [o] { return doProxy(*o); }; });
+  runOnParse(sub, action, o, doProxy);
 }
 
 }  // namespace cb::cli

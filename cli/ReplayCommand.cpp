@@ -166,12 +166,8 @@ int doReplay(const ReplayCliOptions& c) {
 
 }  // namespace
 
-void setupReplayCommand(CLI::App& app, Action& action) {
+void setupReplayCommand(CLI::App* sub, Action& action) {
   auto o = std::make_shared<ReplayCliOptions>();
-  auto* sub = app.add_subcommand(
-      "replay",
-      "Replay a recorded job's communication (PyTorch ET, Kineto or Chakra .et traces, one per "
-      "rank) op by op on this world; per op kind and size times, recorded vs replayed; stored");
   sub->add_option("traces", o->traces,
                   "Trace files: one with {rank} (e.g. dlrm_eg_{rank}.json), one per rank in rank "
                   "order, or one with --use-one-trace; .gz read as gzip")
@@ -207,7 +203,7 @@ void setupReplayCommand(CLI::App& app, Action& action) {
   sub->add_option("--json", o->json, "Also write the summary (rows, timeline) to this file");
   addMeasureOptions(sub, o->measure, "wait",
                     "Ranks of the local world (threads; default: the trace's ranks)");
-  sub->callback([o, &action] { action = [o] { return doReplay(*o); }; });
+  runOnParse(sub, action, o, doReplay);
 }
 
 }  // namespace cb::cli

@@ -128,14 +128,10 @@ int doReport(const ReportOptions& o) {
 
 }  // namespace
 
-void setupReportCommand(CLI::App& app, Action& action) {
+void setupReportCommand(CLI::App* sub, Action& action) {
   auto o = std::make_shared<ReportOptions>();
-  auto* sub = app.add_subcommand(
-      "report",
-      "Write one self-contained HTML page (works offline): busbw and latency against size per "
-      "run, two runs compared, a history trend");
   sub->add_option("RUN", o->runs, "Run ids (see `collbench runs`), or last");
-  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
+  addDbOption(sub, o->db);
   sub->add_option("-o,--output", o->output, "HTML file to write")->capture_default_str();
   sub->add_option("--compare", o->compare,
                   "Overlay two sides (run ids or label:NAME[@last-K], as compare) and tabulate "
@@ -149,7 +145,7 @@ void setupReportCommand(CLI::App& app, Action& action) {
   sub->add_option("--history-last", o->historyLast, "Newest runs of the label to show")
       ->capture_default_str();
   sub->add_option("--title", o->title, "Page title")->capture_default_str();
-  sub->callback([o, &action] { action = [o] { return doReport(*o); }; });
+  runOnParse(sub, action, o, doReport);
 }
 
 }  // namespace cb::cli

@@ -158,14 +158,10 @@ int doRun(const RunOptions& o) {
 
 }  // namespace
 
-void setupRunCommand(CLI::App& app, Action& action) {
+void setupRunCommand(CLI::App* sub, Action& action) {
   auto o = std::make_shared<RunOptions>();
-  auto* sub = app.add_subcommand(
-      "run",
-      "Measure collectives (default: allreduce and allgather, 8 B to 64 MiB, every variant usable "
-      "here) with nccl-tests flags; results go to the database");
   addRunFlags(sub, *o);
-  sub->callback([o, &action] { action = [o] { return doRun(*o); }; });
+  runOnParse(sub, action, o, doRun);
 }
 
 }  // namespace cb::cli

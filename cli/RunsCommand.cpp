@@ -84,18 +84,16 @@ int doRuns(const RunsOptions& o) {
 
 }  // namespace
 
-void setupRunsCommand(CLI::App& app, Action& action) {
+void setupRunsCommand(CLI::App* sub, Action& action) {
   auto o = std::make_shared<RunsOptions>();
-  auto* sub = app.add_subcommand(
-      "runs", "List the runs kept in the database, newest first (#wrong: the worst point)");
-  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
+  addDbOption(sub, o->db);
   sub->add_option("--label", o->label, "Only runs with this label");
   sub->add_option("--since", o->since, "Only runs started at or after this UTC date[Ttime]");
   sub->add_option("--until", o->until, "Only runs started up to this UTC date[Ttime], inclusive");
   sub->add_option("--fingerprint", o->fingerprint, "Only runs with this environment fingerprint");
   sub->add_option("--limit", o->filter.limit, "Show at most N runs (0: all)")
       ->capture_default_str();
-  sub->callback([o, &action] { action = [o] { return doRuns(*o); }; });
+  runOnParse(sub, action, o, doRuns);
 }
 
 }  // namespace cb::cli

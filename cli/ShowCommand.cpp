@@ -215,17 +215,16 @@ int doShow(const ShowOptions& o) {
 
 }  // namespace
 
-void setupShowCommand(CLI::App& app, Action& action) {
+void setupShowCommand(CLI::App* sub, Action& action) {
   auto o = std::make_shared<ShowOptions>();
-  auto* sub = app.add_subcommand("show", "Show one stored run: its header and its results");
   sub->add_option("RUN", o->run, "Run id (see `collbench runs`), or last")->required();
-  sub->add_option("--db", o->db, "SQLite database")->capture_default_str();
+  addDbOption(sub, o->db);
   sub->add_flag("--samples", o->samples, "Also print every iteration's time, and per rank");
   sub->add_option("--format", o->format,
                   "collbench (grouped tables) or nccl-tests (nccl-tests' own table per variant, "
                   "as `run --format nccl-tests` prints it)")
       ->capture_default_str();
-  sub->callback([o, &action] { action = [o] { return doShow(*o); }; });
+  runOnParse(sub, action, o, doShow);
 }
 
 }  // namespace cb::cli

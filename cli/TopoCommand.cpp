@@ -90,10 +90,8 @@ int doTopo(const TopoOptions& o) {
 
 }  // namespace
 
-void setupTopoCommand(CLI::App& app, Action& action) {
+void setupTopoCommand(CLI::App* sub, Action& action) {
   auto o = std::make_shared<TopoOptions>();
-  auto* sub = app.add_subcommand(
-      "topo", "Show the machine's topology (CPUs, PCI tree, GPUs, NICs, NVLinks) and check it");
   sub->add_option("--topology", o->files,
                   "Read an hwloc XML export (lstopo FILE.xml) instead of this machine; repeat "
                   "for several hosts")

@@ -14,9 +14,6 @@
 #include "core/Text.h"
 
 namespace cb::cli {
-// Declared here rather than in Command.h, which every cli/ file includes (a CLI11 rebuild each).
-void setupDiagCommand(CLI::App& app, Action& action);
-void setupReplayCommand(CLI::App& app, Action& action);
 // After parsing: every given number by its option's type, every label (cli/OptionChecks.cpp).
 void checkParsedOptions(const CLI::App& app);
 }  // namespace cb::cli
@@ -29,22 +26,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("collbench ") + COLLBENCH_VERSION);
   app.require_subcommand(0, 1);
   cb::cli::Action action;
-  cb::cli::setupRunCommand(app, action);
-  cb::cli::setupListCommand(app, action);
-  cb::cli::setupRunsCommand(app, action);
-  cb::cli::setupShowCommand(app, action);
-  cb::cli::setupImportCommand(app, action);
-  cb::cli::setupP2pCommand(app, action);
-  cb::cli::setupProxyCommand(app, action);
-  cb::cli::setupDiagCommand(app, action);
-  cb::cli::setupCompareCommand(app, action);
-  cb::cli::setupGateCommand(app, action);
-  cb::cli::setupHistoryCommand(app, action);
-  cb::cli::setupExportCommand(app, action);
-  cb::cli::setupDbCommand(app, action);
-  cb::cli::setupReportCommand(app, action);
-  cb::cli::setupTopoCommand(app, action);
-  cb::cli::setupReplayCommand(app, action);
+  cb::cli::addCommands(app, action);
   try {
     app.parse(argc, argv);
     cb::cli::checkParsedOptions(app);

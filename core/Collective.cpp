@@ -1,9 +1,11 @@
 #include "core/Collective.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <array>
 
+#include "core/EnumNames.h"
 #include "core/Error.h"
 #include "core/Text.h"
 
@@ -34,21 +36,12 @@ Collective parseCollective(std::string_view s) {
   for (auto c : kAll) {
     if (squashed == collectiveName(c)) return c;
   }
-  throw UsageError(fmt::format(
-      "unknown collective '{}' (expected allreduce, allgather, reduce_scatter, broadcast, reduce, "
-      "alltoall, sendrecv or all)",
-      s));
+  throw UsageError(
+      fmt::format("unknown collective '{}' (expected {} or all)", s, fmt::join(kNames, ", ")));
 }
 
 std::vector<Collective> parseCollectiveList(std::string_view s) {
-  if (toLower(trim(s)) == "all") return {kAll.begin(), kAll.end()};
-  std::vector<Collective> out;
-  for (const auto& item : splitList(s)) {
-    auto c = parseCollective(item);
-    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-  }
-  if (out.empty()) throw UsageError("empty collective list");
-  return out;
+  return parseEnumList<Collective>(s, kAll, parseCollective, "empty collective list");
 }
 
 bool hasReduction(Collective c) {

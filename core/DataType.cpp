@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <array>
 
+#include "core/EnumNames.h"
 #include "core/Error.h"
 #include "core/Text.h"
 
@@ -49,63 +50,42 @@ bool isSigned(DataType t) { return info(t).isSigned; }
 double exactIntegerLimit(DataType t) { return info(t).exactLimit; }
 std::span<const DataType> allDataTypes() { return kAllTypes; }
 
+// The names parseDataType takes, with nccl-tests' and PyTorch's spellings as aliases.
+constexpr EnumRow<DataType> kDataTypeNames[] = {{DataType::kInt8, "int8", "char"},
+                                                {DataType::kUint8, "uint8"},
+                                                {DataType::kInt32, "int32", "int"},
+                                                {DataType::kUint32, "uint32"},
+                                                {DataType::kInt64, "int64"},
+                                                {DataType::kUint64, "uint64"},
+                                                {DataType::kHalf, "half", "float16 fp16"},
+                                                {DataType::kBFloat16, "bfloat16", "bf16"},
+                                                {DataType::kFloat, "float", "float32 fp32"},
+                                                {DataType::kDouble, "double", "float64 fp64"}};
+
 DataType parseDataType(std::string_view s) {
-  std::string v = toLower(trim(s));
-  struct Alias {
-    std::string_view name;
-    DataType type;
-  };
-  static constexpr Alias kAliases[] = {
-      {"int8", DataType::kInt8},     {"char", DataType::kInt8},
-      {"uint8", DataType::kUint8},   {"int32", DataType::kInt32},
-      {"int", DataType::kInt32},     {"uint32", DataType::kUint32},
-      {"int64", DataType::kInt64},   {"uint64", DataType::kUint64},
-      {"half", DataType::kHalf},     {"float16", DataType::kHalf},
-      {"fp16", DataType::kHalf},     {"bfloat16", DataType::kBFloat16},
-      {"bf16", DataType::kBFloat16}, {"float", DataType::kFloat},
-      {"float32", DataType::kFloat}, {"fp32", DataType::kFloat},
-      {"double", DataType::kDouble}, {"float64", DataType::kDouble},
-      {"fp64", DataType::kDouble},
-  };
-  for (const auto& a : kAliases) {
-    if (v == a.name) return a.type;
-  }
-  throw UsageError(fmt::format(
-      "unknown data type '{}' (expected int8, uint8, int32, uint32, int64, uint64, half, "
-      "bfloat16, float, double or all)",
-      s));
+  if (std::optional<DataType> t = enumValue(kDataTypeNames, toLower(trim(s)))) return *t;
+  throw UsageError(
+      fmt::format("unknown data type '{}' (expected {} or all)", s, enumNames(kDataTypeNames)));
 }
 
 std::vector<DataType> parseDataTypeList(std::string_view s) {
-  if (toLower(trim(s)) == "all") return {kAllTypes.begin(), kAllTypes.end()};
-  std::vector<DataType> out;
-  for (const auto& item : splitList(s)) out.push_back(parseDataType(item));
-  if (out.empty()) throw UsageError("empty data type list");
-  return out;
+  return parseEnumList<DataType>(s, kAllTypes, parseDataType, "empty data type list");
 }
 
-std::string_view redOpName(RedOp op) {
-  static constexpr std::string_view kNames[] = {"sum", "prod", "max", "min",
-                                                "avg", "band", "bor", "bxor"};
-  return kNames[static_cast<size_t>(op)];
-}
+constexpr EnumRow<RedOp> kRedOps[] = {{RedOp::kSum, "sum"},         {RedOp::kProd, "prod"},
+                                      {RedOp::kMax, "max"},         {RedOp::kMin, "min"},
+                                      {RedOp::kAvg, "avg", "mean"}, {RedOp::kBand, "band"},
+                                      {RedOp::kBor, "bor"},         {RedOp::kBxor, "bxor"}};
+std::string_view redOpName(RedOp op) { return enumName(kRedOps, op); }
 
 RedOp parseRedOp(std::string_view s) {
-  std::string v = toLower(trim(s));
-  for (int i = 0; i <= static_cast<int>(RedOp::kBxor); ++i) {
-    if (v == redOpName(static_cast<RedOp>(i))) return static_cast<RedOp>(i);
-  }
-  if (v == "mean") return RedOp::kAvg;
-  throw UsageError(fmt::format(
-      "unknown reduction op '{}' (expected sum, prod, max, min, avg, band, bor, bxor or all)", s));
+  if (std::optional<RedOp> op = enumValue(kRedOps, toLower(trim(s)))) return *op;
+  throw UsageError(
+      fmt::format("unknown reduction op '{}' (expected {} or all)", s, enumNames(kRedOps)));
 }
 
 std::vector<RedOp> parseRedOpList(std::string_view s) {
-  if (toLower(trim(s)) == "all") return {kNcclOps.begin(), kNcclOps.end()};
-  std::vector<RedOp> out;
-  for (const auto& item : splitList(s)) out.push_back(parseRedOp(item));
-  if (out.empty()) throw UsageError("empty reduction op list");
-  return out;
+  return parseEnumList<RedOp>(s, kNcclOps, parseRedOp, "empty reduction op list");
 }
 
 bool redOpValidFor(RedOp op, DataType t) {

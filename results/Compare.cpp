@@ -15,6 +15,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/EnumNames.h"
 #include "core/Error.h"
 #include "core/Stats.h"
 #include "core/Text.h"
@@ -71,26 +72,19 @@ double checkAlpha(double alpha) {
   return alpha;
 }
 
-std::string_view verdictName(Verdict v) {
-  switch (v) {
-    case Verdict::kRegression: return "regression";
-    case Verdict::kImprovement: return "improvement";
-    case Verdict::kSame: return "same";
-    case Verdict::kInconclusive: return "inconclusive";
-    case Verdict::kNotComparable: return "not comparable";
-  }
-  return "?";
-}
+constexpr EnumRow<Verdict> kVerdicts[] = {{Verdict::kRegression, "regression"},
+                                          {Verdict::kImprovement, "improvement"},
+                                          {Verdict::kSame, "same"},
+                                          {Verdict::kInconclusive, "inconclusive"},
+                                          {Verdict::kNotComparable, "not comparable"}};
+std::string_view verdictName(Verdict v) { return enumName(kVerdicts, v); }
 
-std::string_view gateOutcomeName(GateOutcome o) {
-  switch (o) {
-    case GateOutcome::kPass: return "pass";
-    case GateOutcome::kRegression: return "regression";
-    case GateOutcome::kInconclusive: return "inconclusive";
-    case GateOutcome::kNothingComparable: return "nothing comparable";
-  }
-  return "?";
-}
+constexpr EnumRow<GateOutcome> kGateOutcomes[] = {
+    {GateOutcome::kPass, "pass"},
+    {GateOutcome::kRegression, "regression"},
+    {GateOutcome::kInconclusive, "inconclusive"},
+    {GateOutcome::kNothingComparable, "nothing comparable"}};
+std::string_view gateOutcomeName(GateOutcome o) { return enumName(kGateOutcomes, o); }
 
 int Comparison::count(Verdict v) const {
   return static_cast<int>(

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "core/EnumNames.h"
 #include "core/Error.h"
 
 namespace cb::proxy {
@@ -42,20 +43,12 @@ std::vector<Bucket> ddpBuckets(const Model& m, size_t elemBytes, uint64_t capByt
   return out;
 }
 
-std::string_view ppScheduleName(PpSchedule s) {
-  switch (s) {
-    case PpSchedule::kGPipe: return "gpipe";
-    case PpSchedule::k1F1B: return "1f1b";
-    case PpSchedule::kAsync: return "async";
-  }
-  return "?";
-}
-
+constexpr EnumRow<PpSchedule> kPpSchedules[] = {{PpSchedule::kGPipe, "gpipe"},
+                                                {PpSchedule::k1F1B, "1f1b"},
+                                                {PpSchedule::kAsync, "async", "pipedream"}};
+std::string_view ppScheduleName(PpSchedule s) { return enumName(kPpSchedules, s); }
 PpSchedule parsePpSchedule(std::string_view name) {
-  if (name == "gpipe") return PpSchedule::kGPipe;
-  if (name == "1f1b") return PpSchedule::k1F1B;
-  if (name == "async" || name == "pipedream") return PpSchedule::kAsync;
-  throw UsageError(fmt::format("unknown pipeline schedule '{}' (gpipe, 1f1b, async)", name));
+  return parseEnum(kPpSchedules, name, "pipeline schedule");
 }
 
 namespace {
@@ -216,23 +209,13 @@ std::vector<int> stageBoundaries(const Model& m, int p, const std::vector<double
   return bounds;
 }
 
-std::string_view tpKindName(TpKind k) {
-  switch (k) {
-    case TpKind::kColumn: return "column";
-    case TpKind::kRow: return "row";
-    case TpKind::kMegatron: return "megatron";
-    case TpKind::kSequence: return "sequence";
-  }
-  return "?";
-}
-
+constexpr EnumRow<TpKind> kTpKinds[] = {{TpKind::kColumn, "column"},
+                                        {TpKind::kRow, "row"},
+                                        {TpKind::kMegatron, "megatron"},
+                                        {TpKind::kSequence, "sequence", "sp"}};
+std::string_view tpKindName(TpKind k) { return enumName(kTpKinds, k); }
 TpKind parseTpKind(std::string_view name) {
-  if (name == "column") return TpKind::kColumn;
-  if (name == "row") return TpKind::kRow;
-  if (name == "megatron") return TpKind::kMegatron;
-  if (name == "sequence" || name == "sp") return TpKind::kSequence;
-  throw UsageError(
-      fmt::format("unknown tensor-parallel form '{}' (column, row, megatron, sequence)", name));
+  return parseEnum(kTpKinds, name, "tensor-parallel form");
 }
 
 std::vector<TpStep> tpBlockSteps(TpKind k, bool forward, uint64_t elements) {
@@ -289,20 +272,12 @@ size_t tpCount(const TpCall& c, int t) {
   return (c.elements + t - 1) / t;
 }
 
-std::string_view dpKindName(DpKind k) {
-  switch (k) {
-    case DpKind::kAllReduce: return "allreduce";
-    case DpKind::kParameterServer: return "ps";
-    case DpKind::kSharded: return "sharded";
-  }
-  return "?";
-}
-
+constexpr EnumRow<DpKind> kDpKinds[] = {{DpKind::kAllReduce, "allreduce"},
+                                        {DpKind::kParameterServer, "ps", "parameter-server"},
+                                        {DpKind::kSharded, "sharded", "zero fsdp"}};
+std::string_view dpKindName(DpKind k) { return enumName(kDpKinds, k); }
 DpKind parseDpKind(std::string_view name) {
-  if (name == "allreduce") return DpKind::kAllReduce;
-  if (name == "ps" || name == "parameter-server") return DpKind::kParameterServer;
-  if (name == "sharded" || name == "zero" || name == "fsdp") return DpKind::kSharded;
-  throw UsageError(fmt::format("unknown data-parallel form '{}' (allreduce, ps, sharded)", name));
+  return parseEnum(kDpKinds, name, "data-parallel form");
 }
 
 uint64_t partBegin(uint64_t total, int parts, int i) {

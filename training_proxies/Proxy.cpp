@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/EnumNames.h"
 #include "core/Error.h"
 #include "core/Stats.h"
 #include "training_proxies/RankProxy.h"
@@ -37,20 +38,12 @@ std::string proxyModeHelp() {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::string_view optimizerName(OptimizerKind k) {
-  switch (k) {
-    case OptimizerKind::kNone: return "none";
-    case OptimizerKind::kSgd: return "sgd";
-    case OptimizerKind::kAdam: return "adam";
-  }
-  return "?";
-}
-
+constexpr EnumRow<OptimizerKind> kOptimizers[] = {{OptimizerKind::kNone, "none"},
+                                                  {OptimizerKind::kSgd, "sgd"},
+                                                  {OptimizerKind::kAdam, "adam", "adamw"}};
+std::string_view optimizerName(OptimizerKind k) { return enumName(kOptimizers, k); }
 OptimizerKind parseOptimizer(std::string_view name) {
-  if (name == "none") return OptimizerKind::kNone;
-  if (name == "sgd") return OptimizerKind::kSgd;
-  if (name == "adam" || name == "adamw") return OptimizerKind::kAdam;
-  throw UsageError(fmt::format("unknown optimizer '{}' (none, sgd, adam)", name));
+  return parseEnum(kOptimizers, name, "optimizer");
 }
 
 OptimizerKind optimizerFor(const ProxyOptions& o) {

@@ -8,24 +8,19 @@
 #include <limits>
 
 #include "collectives/algorithms/Algorithms.h"
+#include "core/EnumNames.h"
 #include "core/Error.h"
 #include "core/Stats.h"
 
 namespace cb::proxy {
 
-std::string_view scalingKindName(ScalingKind k) {
-  switch (k) {
-    case ScalingKind::kNone: return "none";
-    case ScalingKind::kStrong: return "strong";
-    case ScalingKind::kWeak: return "weak";
-  }
-  return "?";
-}
+constexpr EnumRow<ScalingKind> kScalingKinds[] = {
+    {ScalingKind::kNone, "none"}, {ScalingKind::kStrong, "strong"}, {ScalingKind::kWeak, "weak"}};
+std::string_view scalingKindName(ScalingKind k) { return enumName(kScalingKinds, k); }
 
 ScalingKind parseScalingKind(std::string_view name) {
-  if (name == "none" || name.empty()) return ScalingKind::kNone;
-  if (name == "strong") return ScalingKind::kStrong;
-  if (name == "weak") return ScalingKind::kWeak;
+  if (name.empty()) return ScalingKind::kNone;
+  if (std::optional<ScalingKind> k = enumValue(kScalingKinds, name)) return *k;
   throw UsageError(fmt::format("unknown scaling '{}' (strong, weak)", name));
 }
 

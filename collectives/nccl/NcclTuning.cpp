@@ -11,6 +11,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "core/EnumNames.h"
 #include "core/Error.h"
 
 namespace cb {
@@ -69,18 +70,13 @@ std::optional<NcclTuningLine> parseNcclTuningLine(std::string_view line) {
   return out;
 }
 
-std::string_view ncclFuncName(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce: return "AllReduce";
-    case Collective::kAllGather: return "AllGather";
-    case Collective::kReduceScatter: return "ReduceScatter";
-    case Collective::kBroadcast: return "Broadcast";
-    case Collective::kReduce: return "Reduce";
-    case Collective::kAllToAll:
-    case Collective::kSendRecv: return "";
-  }
-  return "";
-}
+// NCCL's function names in its tuning lines; alltoall and sendrecv are not tuned there.
+constexpr EnumRow<Collective> kNcclFuncs[] = {{Collective::kAllReduce, "AllReduce"},
+                                              {Collective::kAllGather, "AllGather"},
+                                              {Collective::kReduceScatter, "ReduceScatter"},
+                                              {Collective::kBroadcast, "Broadcast"},
+                                              {Collective::kReduce, "Reduce"}};
+std::string_view ncclFuncName(Collective c) { return enumName(kNcclFuncs, c, ""); }
 
 std::string ncclChoiceFor(std::span<const std::string> lines, Collective c, uint64_t bytes) {
   std::string_view func = ncclFuncName(c);

@@ -3,29 +3,24 @@
 
 #include <fmt/format.h>
 
+#include "core/EnumNames.h"
 #include "core/Error.h"
 #include "core/Text.h"
 #include "results/import/ImportSupport.h"
 
 namespace cb {
 
-std::string_view importFormatName(ImportFormat f) {
-  switch (f) {
-    case ImportFormat::kAuto: return "auto";
-    case ImportFormat::kNcclTests: return "nccl-tests";
-    case ImportFormat::kNcclTestsJson: return "nccl-tests-json";
-    case ImportFormat::kOsu: return "osu";
-    case ImportFormat::kImb: return "imb";
-    case ImportFormat::kNcclInspector: return "nccl-inspector";
-  }
-  return "auto";
-}
+constexpr EnumRow<ImportFormat> kImportFormats[] = {
+    {ImportFormat::kAuto, "auto"},
+    {ImportFormat::kNcclTests, "nccl-tests"},
+    {ImportFormat::kNcclTestsJson, "nccl-tests-json"},
+    {ImportFormat::kOsu, "osu"},
+    {ImportFormat::kImb, "imb"},
+    {ImportFormat::kNcclInspector, "nccl-inspector"}};
+std::string_view importFormatName(ImportFormat f) { return enumName(kImportFormats, f, "auto"); }
 
 ImportFormat parseImportFormat(std::string_view name) {
-  for (auto f : {ImportFormat::kAuto, ImportFormat::kNcclTests, ImportFormat::kNcclTestsJson,
-                 ImportFormat::kOsu, ImportFormat::kImb, ImportFormat::kNcclInspector}) {
-    if (toLower(trim(name)) == importFormatName(f)) return f;
-  }
+  if (auto f = enumValue(kImportFormats, toLower(trim(name)))) return *f;
   throw UsageError(fmt::format(
       "unknown import format '{}' (expected auto, nccl-tests, nccl-tests-json, osu, imb or "
       "nccl-inspector)",
