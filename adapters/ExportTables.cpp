@@ -123,9 +123,21 @@ const std::vector<std::string> kResultTail{
     "max_us", "p99_us",  "cv",         "algbw",     "busbw",   "wrong",     "peak_gbps"};
 
 std::vector<std::string> resultTail(const ResultRecord& r) {
-  return {r.status,          r.message,      text(r.iterations), r.statistic,   text(timeOf(r)),
-          text(medianOf(r)), text(r.meanUs), text(r.minUs),      text(r.maxUs), text(r.p99Us),
-          text(r.cv),        text(r.algbw),  text(r.busbw),      text(r.wrong), text(r.peakGBps)};
+  return {std::string(resultStatusName(r.status)),
+          r.message,
+          text(r.iterations),
+          r.statistic,
+          text(timeOf(r)),
+          text(medianOf(r)),
+          text(r.meanUs),
+          text(r.minUs),
+          text(r.maxUs),
+          text(r.p99Us),
+          text(r.cv),
+          text(r.algbw),
+          text(r.busbw),
+          text(r.wrong),
+          text(r.peakGBps)};
 }
 
 nlohmann::json resultJson(const ResultRecord& r) {

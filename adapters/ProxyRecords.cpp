@@ -36,7 +36,7 @@ ResultRecord proxyStepRecord(const ProxyOptions& o, const ProxyResult& r, const 
   rec.count = static_cast<uint64_t>(run.batchPerRank * run.layout.dp + 0.5);
   rec.placement = "step";
   rec.nranks = run.n;
-  rec.status = "ok";
+  rec.status = ResultStatus::kOk;
   if (run.wrong >= 0) rec.wrong = run.wrong;  // -1: not verified
   // Bandwidth of a step: the bytes rank 0 hands to communication per step over the step time.
   if (run.step > 0) rec.algbw = rec.busbw = run.commBytesPerStep / run.step / 1e9;

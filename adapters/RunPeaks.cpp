@@ -41,16 +41,16 @@ std::map<std::string, std::string> headerFields(const RunRecord& r) {
           {"fingerprint", r.fingerprint}};
 }
 
-void RunPeaks::apply(PointResult& p) const {
+void RunPeaks::apply(ResultRecord& p) const {
   // GPU ranks bound the device variants; host variants beside them move through host memory,
   // which the link bound does not describe.
   bool device = startsWith(p.variant, "nccl") || p.variant.find("/cuda") != std::string::npos;
   if (p.variant == "memcpy" || device != deviceRanks) return;
-  auto it = bounds.find(p.coll);
+  auto it = bounds.find(parseCollective(p.collective));
   if (it == bounds.end() || !it->second.known()) return;
   // One rank in place moves nothing (core/PeakModel.h, judgedFigure).
-  if (!judgedPoint(p.nranks, p.placement == Placement::kIn)) return;
-  p.peak = it->second.busbw;
+  if (!judgedPoint(p.nranks.value_or(0), p.placement == "in")) return;
+  p.peakGBps = it->second.busbw;
   p.peakLimit = it->second.limit;
 }
 
@@ -80,7 +80,7 @@ RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep) {
   return peaks;
 }
 
-RunVerdicts runVerdicts(const std::vector<PointResult>& all, const RunPeaks& peaks,
+RunVerdicts runVerdicts(const std::vector<ResultRecord>& all, const RunPeaks& peaks,
                         double expectFraction) {
   auto verdicts = judgeRun(all, peaks.bounds, expectFraction);
   RunVerdicts out;

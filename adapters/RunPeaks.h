@@ -28,7 +28,7 @@ struct RunPeaks {
   std::string header;
   // Sets the point's peak where its variant runs on the bounded ranks (GPU variants on GPU
   // ranks, host variants on host ranks) and the point is judged.
-  void apply(PointResult& p) const;
+  void apply(ResultRecord& p) const;
 };
 // Collective: every rank measures the copy bandwidth (rank 0 keeps the result).
 RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep);
@@ -39,7 +39,7 @@ struct RunVerdicts {
   std::string detailJson, text;
   std::vector<std::string> low;
 };
-RunVerdicts runVerdicts(const std::vector<PointResult>& all, const RunPeaks& peaks,
+RunVerdicts runVerdicts(const std::vector<ResultRecord>& all, const RunPeaks& peaks,
                         double expectFraction);
 
 }  // namespace cb

@@ -333,7 +333,7 @@ struct P2pBench::Impl {
     if (auto agreed = agree(failure)) {
       // A failed exchange may leave messages in flight: the transport can't be trusted for
       // the next point, so the run stops here, on every rank, with the same error.
-      p.status = "failed";
+      p.status = ResultStatus::kFailed;
       p.message = agreed->substr(agreed->find('|') + 1);
       ++summary.failed;
       ++summary.points;

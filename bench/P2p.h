@@ -32,6 +32,7 @@
 #include "collectives/Team.h"
 #include "collectives/transport/Transports.h"
 #include "core/Communicator.h"
+#include "core/Result.h"
 #include "core/Stats.h"
 
 namespace cb {
@@ -95,9 +96,9 @@ struct P2pPoint {
   RankPair pair;
   LinkClass link = LinkClass::kCrossNuma;  // of the pair (the team's HostMap::linkClass)
   uint64_t bytes = 0;
-  int window = 1;             // messages per iteration each way (1 for latency)
-  std::string status = "ok";  // ok | failed
-  std::string message;        // why, when failed
+  int window = 1;                           // messages per iteration each way (1 for latency)
+  ResultStatus status = ResultStatus::kOk;  // ok | failed
+  std::string message;                      // why, when failed
   int iterations = 0;
   // Per iteration, in seconds, as OSU divides its time: one-way latency (round trip / 2), or the
   // window time / W (time per message) for bw and bibw. `samples` are A's; `rankSamples` holds A's

@@ -12,7 +12,7 @@
 namespace cb {
 namespace {
 
-bool ok(const P2pPoint& p) { return p.status == "ok" && p.wrong <= 0; }
+bool ok(const P2pPoint& p) { return p.status == ResultStatus::kOk && p.wrong <= 0; }
 
 // Latency with 2 decimals (OSU's FLOAT_PRECISION); bandwidth too, but with 4 below 1 GB/s so
 // small messages keep their digits (OSU's MB/s have them).
@@ -54,7 +54,8 @@ std::string p2pTableHeader(P2pTest test, const std::string& transport, RankPair 
 
 std::string p2pTableRow(const P2pPoint& p) {
   std::string out = fmt::format("{:<10}", p.bytes);
-  if (p.status != "ok") return out + fmt::format("{:>20}  {}\n", p.status, p.message);
+  if (p.status != ResultStatus::kOk)
+    return out + fmt::format("{:>20}  {}\n", resultStatusName(p.status), p.message);
   // Min and max of the metric: for a bandwidth the slowest iteration gives the minimum.
   double lo = p2pMetricForTime(p, p.summary.min), hi = p2pMetricForTime(p, p.summary.max);
   if (p.test != P2pTest::kLatency) std::swap(lo, hi);
@@ -105,10 +106,10 @@ std::string p2pSideBySide(std::span<const P2pPoint> points) {
     out += fmt::format("{:<10}", bytes);
     for (size_t i = 0; i < transports.size(); ++i) {
       const P2pPoint* p = find(transports[i], bytes);
-      std::string cell = !p                  ? "-"
-                         : p->status != "ok" ? p->status
-                         : p->wrong > 0      ? "WRONG"
-                                             : metricText(test, p2pMetric(*p));
+      std::string cell = !p                               ? "-"
+                         : p->status != ResultStatus::kOk ? std::string(resultStatusName(p->status))
+                         : p->wrong > 0                   ? "WRONG"
+                                                          : metricText(test, p2pMetric(*p));
       bool star = p && ok(*p) && best && p2pMetric(*p) == *best;
       if (star) ++wins[i];
       out += fmt::format("{:>{}}{}", cell, widths[i] - 1, star ? "*" : " ");

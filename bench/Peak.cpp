@@ -95,45 +95,50 @@ std::string copyByNumaLine(const std::vector<double>& byRank,
 
 namespace {
 
-bool judged(const PointResult& p) {
-  return p.status == "ok" && p.wrong <= 0 && p.iterations > 0 && p.variant != "memcpy";
+bool judged(const ResultRecord& p) {
+  return p.measured() && p.wrong.value_or(0) <= 0 && p.variant != "memcpy";
 }
 
-std::optional<double> figureOf(const PointResult& p) {
-  return judgedFigure(p.nranks, p.placement == Placement::kIn, p.algbw, p.busbw);
+std::optional<double> figureOf(const ResultRecord& p) {
+  return judgedFigure(p.nranks.value_or(0), p.placement == "in", p.algbw.value_or(0),
+                      p.busbw.value_or(0));
 }
+
+Collective collOf(const ResultRecord& p) { return parseCollective(p.collective); }
+double peakOf(const ResultRecord& p) { return p.peakGBps.value_or(0); }
 
 }  // namespace
 
-std::string peakView(const std::vector<PointResult>& points) {
+std::string peakView(const std::vector<ResultRecord>& points) {
   std::string out;
   std::vector<Collective> colls;
   for (const auto& p : points) {
-    if (p.peak > 0 && std::find(colls.begin(), colls.end(), p.coll) == colls.end()) {
-      colls.push_back(p.coll);
+    if (peakOf(p) > 0 && std::find(colls.begin(), colls.end(), collOf(p)) == colls.end()) {
+      colls.push_back(collOf(p));
     }
   }
   for (Collective c : colls) {
     Placement pl = Placement::kOut;
-    bool anyOut = std::any_of(points.begin(), points.end(), [&](const PointResult& p) {
-      return p.coll == c && p.placement == Placement::kOut && judged(p);
+    bool anyOut = std::any_of(points.begin(), points.end(), [&](const ResultRecord& p) {
+      return collOf(p) == c && p.placement == "out" && judged(p);
     });
     if (!anyOut) pl = Placement::kIn;
     std::vector<std::string> variants;
     std::set<uint64_t> sizes;
-    const PointResult* first = nullptr;
+    const ResultRecord* first = nullptr;
     for (const auto& p : points) {
-      if (p.coll != c || p.placement != pl || !judged(p)) continue;
+      if (collOf(p) != c || p.placement != placementName(pl) || !judged(p)) continue;
       if (!first) first = &p;
       if (std::find(variants.begin(), variants.end(), p.variant) == variants.end()) {
         variants.push_back(p.variant);
       }
-      sizes.insert(p.bytes);
+      sizes.insert(p.sizeBytes);
     }
     if (!first) continue;
-    out += fmt::format("# % of peak: {}, {}, {} ranks; bound {:.2f} GB/s {} ({})\n",
-                       collectiveName(c), placementName(pl), first->nranks, first->peak,
-                       first->nranks == 1 ? "algbw" : "busbw", first->peakLimit);
+    out +=
+        fmt::format("# % of peak: {}, {}, {} ranks; bound {:.2f} GB/s {} ({})\n", collectiveName(c),
+                    placementName(pl), first->nranks.value_or(0), peakOf(*first),
+                    first->nranks.value_or(0) == 1 ? "algbw" : "busbw", first->peakLimit);
     std::vector<size_t> width;
     for (const auto& v : variants) width.push_back(std::max<size_t>(v.size(), 14));
     out += fmt::format("# {:>10}", "size");
@@ -144,16 +149,16 @@ std::string peakView(const std::vector<PointResult>& points) {
       out += fmt::format("{:>12}", b);
       double peak = 0;
       for (size_t i = 0; i < variants.size(); ++i) {
-        auto it = std::find_if(points.begin(), points.end(), [&](const PointResult& p) {
-          return p.coll == c && p.placement == pl && p.bytes == b && p.variant == variants[i] &&
-                 judged(p);
+        auto it = std::find_if(points.begin(), points.end(), [&](const ResultRecord& p) {
+          return collOf(p) == c && p.placement == placementName(pl) && p.sizeBytes == b &&
+                 p.variant == variants[i] && judged(p);
         });
         std::string cell = "-";
         if (it != points.end()) {
           const double f = figureOf(*it).value_or(0);
-          cell = it->peak > 0 ? fmt::format("{:.2f} {:>4}", f, percentOfPeak(f, it->peak))
-                              : fmt::format("{:.2f}    ?", f);
-          peak = std::max(peak, it->peak);
+          cell = peakOf(*it) > 0 ? fmt::format("{:.2f} {:>4}", f, percentOfPeak(f, peakOf(*it)))
+                                 : fmt::format("{:.2f}    ?", f);
+          peak = std::max(peak, peakOf(*it));
         }
         out += fmt::format("  {:>{}}", cell, width[i]);
       }
@@ -164,33 +169,34 @@ std::string peakView(const std::vector<PointResult>& points) {
   return out;
 }
 
-std::vector<RunVerdict> judgeRun(const std::vector<PointResult>& points,
+std::vector<RunVerdict> judgeRun(const std::vector<ResultRecord>& points,
                                  const std::map<Collective, Bound>& bounds,
                                  double expectedOverride) {
   std::vector<RunVerdict> out;
   for (const auto& p : points) {
     if (p.variant == "memcpy") continue;
     auto seen = std::find_if(out.begin(), out.end(), [&](const RunVerdict& v) {
-      return v.coll == p.coll && v.variant == p.variant;
+      return v.coll == collOf(p) && v.variant == p.variant;
     });
     if (seen != out.end()) continue;
     // A variant this world cannot run (mpi without mpirun, nccl without a GPU) has nothing to
     // judge.
-    const bool ran = std::any_of(points.begin(), points.end(), [&](const PointResult& q) {
-      return q.coll == p.coll && q.variant == p.variant && q.status != "unsupported";
+    const bool ran = std::any_of(points.begin(), points.end(), [&](const ResultRecord& q) {
+      return collOf(q) == collOf(p) && q.variant == p.variant &&
+             q.status != ResultStatus::kUnsupported;
     });
     if (!ran) continue;
     std::vector<std::pair<uint64_t, double>> figures;
     for (const auto& q : points) {
       auto f = figureOf(q);
-      if (q.coll == p.coll && q.variant == p.variant && judged(q) && f) {
-        figures.emplace_back(q.bytes, *f);
+      if (collOf(q) == collOf(p) && q.variant == p.variant && judged(q) && f) {
+        figures.emplace_back(q.sizeBytes, *f);
       }
     }
-    auto b = bounds.find(p.coll);
+    auto b = bounds.find(collOf(p));
     Bound none;
     none.unknownWhy = "no topology";
-    out.push_back({p.coll, p.variant,
+    out.push_back({collOf(p), p.variant,
                    judge(figures, b == bounds.end() ? none : b->second, expectedOverride)});
   }
   return out;

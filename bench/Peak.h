@@ -42,7 +42,7 @@ std::string copyByNumaLine(const std::vector<double>& byRank,
 
 // Sizes down, variants across: busbw and its share of the point's bound, per collective (the
 // out-of-place points, else the in-place ones); "" when no point has a bound.
-std::string peakView(const std::vector<PointResult>& points);
+std::string peakView(const std::vector<ResultRecord>& points);
 
 struct RunVerdict {
   Collective coll;
@@ -50,7 +50,7 @@ struct RunVerdict {
   Verdict verdict;
 };
 // Per collective and variant (memcpy excluded) over its ok, verified points of both placements.
-std::vector<RunVerdict> judgeRun(const std::vector<PointResult>& points,
+std::vector<RunVerdict> judgeRun(const std::vector<ResultRecord>& points,
                                  const std::map<Collective, Bound>& bounds,
                                  double expectedOverride = 0);
 // "# verdict allreduce ring/shm: best 7.21 GB/s busbw: normal: 74% of ..." one line each.

@@ -42,9 +42,23 @@ bool printsRedOp(Collective c) {
   return c != Collective::kAllGather && c != Collective::kBroadcast && c != Collective::kAllToAll;
 }
 
+bool ncclTestsPrintable(const ResultRecord& p) {
+  try {
+    // The tests without an op print "none" whatever the record holds.
+    if (printsRedOp(parseCollective(p.collective))) parseRedOp(p.op);
+    parseDataType(p.dtype);
+  } catch (const UsageError&) {
+    return false;
+  }
+  return true;
+}
+
 namespace {
 
-bool measured(const PointResult* p) { return p && p->status == "ok"; }
+bool measured(const ResultRecord* p) { return p && p->ok(); }
+
+// A stored point's typed collective; what the table options and side-by-side titles need.
+Collective collectiveOf(const ResultRecord& p) { return parseCollective(p.collective); }
 
 }  // namespace
 
@@ -73,21 +87,22 @@ bool NcclTestsTable::complete(const Pending& p) const {
   return (!expectOut_ || p.out) && (!expectIn_ || p.in);
 }
 
-void NcclTestsTable::add(const PointResult& p) {
+void NcclTestsTable::add(const ResultRecord& p) {
   writeHeader();
+  const bool out = p.placement != "in";
   // The row of this size that still lacks this placement, or a new row (a repeated sweep, -N,
   // measures the same sizes again).
   auto same = [&](const Pending& r) {
-    const auto& slot = p.placement == Placement::kOut ? r.out : r.in;
-    return !slot && r.dtype == p.dtype && r.op == p.op && r.root == p.root && r.bytes == p.bytes &&
-           r.count == p.count;
+    const auto& slot = out ? r.out : r.in;
+    return !slot && r.dtype == p.dtype && r.op == p.op && r.root == p.root &&
+           r.bytes == p.sizeBytes && r.count == p.count;
   };
   auto it = std::find_if(pending_.begin(), pending_.end(), same);
   if (it == pending_.end()) {
-    pending_.push_back(Pending{p.dtype, p.op, p.root, p.bytes, p.count, nullptr, nullptr});
+    pending_.push_back(Pending{p.dtype, p.op, p.root, p.sizeBytes, p.count, nullptr, nullptr});
     it = pending_.end() - 1;
   }
-  (p.placement == Placement::kOut ? it->out : it->in) = std::make_unique<PointResult>(p);
+  (out ? it->out : it->in) = std::make_unique<ResultRecord>(p);
   // Rows go out in arrival order: a completed row waits for the rows before it.
   while (!pending_.empty() && complete(pending_.front())) {
     writeRow(pending_.front());
@@ -102,30 +117,31 @@ void NcclTestsTable::flush() {
   }
 }
 
-std::string NcclTestsTable::placementColumns(const PointResult* p) {
+std::string NcclTestsTable::placementColumns(const ResultRecord* p) {
   if (!measured(p)) return fmt::sprintf("  %7s  %6s  %6s  %5s", "N/A", "N/A", "N/A", "N/A");
-  busBwSum_ += p->busbw;
+  const double algbw = p->algbw.value_or(0), busbw = p->busbw.value_or(0);
+  busBwSum_ += busbw;
   ++busBwCount_;
   if (p->wrong > 0) ++outOfBounds_;
-  std::string s =
-      fmt::sprintf("  %7s  %6.2f  %6.2f", ncclTestsTime(p->timeSeconds * 1e6), p->algbw, p->busbw);
-  if (p->wrong < 0) return s + fmt::sprintf("  %5s", "N/A");
-  return s + fmt::sprintf("  %5g", static_cast<double>(p->wrong));
+  std::string s = fmt::sprintf("  %7s  %6.2f  %6.2f", ncclTestsTime(p->timeKnown ? p->timeUs : 0),
+                               algbw, busbw);
+  if (!p->wrong) return s + fmt::sprintf("  %5s", "N/A");
+  return s + fmt::sprintf("  %5g", static_cast<double>(*p->wrong));
 }
 
 void NcclTestsTable::writeRow(const Pending& r) {
-  std::string_view op = printsRedOp(coll_) ? redOpName(r.op) : "none";
-  int root = hasRoot(coll_) ? r.root : -1;
+  // sendrecv's test prints the op it was given (sum unless -o), though its record says none.
+  std::string op = !printsRedOp(coll_) ? "none" : r.op == "none" ? "sum" : r.op;
+  int root = hasRoot(coll_) ? r.root.value_or(-1) : -1;
   std::string line = fmt::sprintf("%12li  %12li  %8s  %6s  %6i", static_cast<long>(r.bytes),
-                                  static_cast<long>(r.count), std::string(dataTypeName(r.dtype)),
-                                  std::string(op), root);
+                                  static_cast<long>(r.count.value_or(0)), r.dtype, op, root);
   line += placementColumns(r.out.get());
   line += placementColumns(r.in.get());
   line += '\n';
   // Why a row is N/A: '#' lines, which nccl-tests parsers skip.
-  for (const PointResult* p : {r.out.get(), r.in.get()}) {
-    if (p && p->status == "failed") {
-      line += fmt::format("#   failed ({}): {}\n", placementName(p->placement), p->message);
+  for (const ResultRecord* p : {r.out.get(), r.in.get()}) {
+    if (p && p->status == ResultStatus::kFailed) {
+      line += fmt::format("#   failed ({}): {}\n", p->placement, p->message);
     }
   }
   out_.write(line);
@@ -150,19 +166,22 @@ SideMetric parseSideMetric(std::string_view s) {
 
 namespace {
 
-bool validForRanking(const PointResult& p) {
-  return p.status == "ok" && p.wrong <= 0 && p.timeSeconds > 0;
+// The time the table shows and ranks by, in us; 0 when not timed.
+double shownTime(const ResultRecord& p) { return p.timeKnown ? p.timeUs : 0; }
+
+bool validForRanking(const ResultRecord& p) {
+  return p.ok() && p.wrong.value_or(0) <= 0 && shownTime(p) > 0;
 }
 
 // The memcpy reference (run --reference) is shown for comparison but never wins.
-bool competes(const PointResult& p) { return validForRanking(p) && p.variant != "memcpy"; }
+bool competes(const ResultRecord& p) { return validForRanking(p) && p.variant != "memcpy"; }
 
 // The interquartile range of a point's iteration times, widened to hold its statistic; just the
 // statistic when there are too few samples for quartiles.
-std::pair<double, double> spread(const PointResult& p) {
-  if (p.samples.size() < 4) return {p.timeSeconds, p.timeSeconds};
-  return {std::min(p.timeSeconds, percentile(p.samples, 0.25)),
-          std::max(p.timeSeconds, percentile(p.samples, 0.75))};
+std::pair<double, double> spread(const ResultRecord& p) {
+  const double t = shownTime(p);
+  if (p.samplesUs.size() < 4) return {t, t};
+  return {std::min(t, percentile(p.samplesUs, 0.25)), std::max(t, percentile(p.samplesUs, 0.75))};
 }
 
 bool matchesVariant(const std::string& label, const std::string& name) {
@@ -172,13 +191,15 @@ bool matchesVariant(const std::string& label, const std::string& name) {
 
 }  // namespace
 
-void SideBySideTable::add(const PointResult& p) {
-  if (p.placement != placement_) return;
+void SideBySideTable::add(const ResultRecord& p) {
+  if (p.placement != placementName(placement_)) return;
   if (std::find(variants_.begin(), variants_.end(), p.variant) == variants_.end()) {
     variants_.push_back(p.variant);
   }
-  if (std::find(sizes_.begin(), sizes_.end(), p.bytes) == sizes_.end()) sizes_.push_back(p.bytes);
-  cells_.insert_or_assign({p.bytes, p.variant}, p);
+  if (std::find(sizes_.begin(), sizes_.end(), p.sizeBytes) == sizes_.end()) {
+    sizes_.push_back(p.sizeBytes);
+  }
+  cells_.insert_or_assign({p.sizeBytes, p.variant}, p);
 }
 
 std::vector<bool> SideBySideTable::fastest(uint64_t bytes) const {
@@ -188,7 +209,7 @@ std::vector<bool> SideBySideTable::fastest(uint64_t bytes) const {
   for (size_t i = 0; i < variants_.size(); ++i) {
     auto it = cells_.find({bytes, variants_[i]});
     if (it == cells_.end() || !competes(it->second)) continue;
-    if (best < 0 || it->second.timeSeconds < cells_.at({bytes, variants_[best]}).timeSeconds) {
+    if (best < 0 || shownTime(it->second) < shownTime(cells_.at({bytes, variants_[best]}))) {
       best = static_cast<int>(i);
     }
   }
@@ -235,7 +256,7 @@ std::string SideBySideTable::ratioTable(const std::vector<bool>& shown,
       auto it = cells_.find({b, variants_[i]});
       std::string cell = "-";
       if (haveRef && it != cells_.end() && validForRanking(it->second)) {
-        cell = fmt::format("{:.2f}x", ref->second.timeSeconds / it->second.timeSeconds);
+        cell = fmt::format("{:.2f}x", shownTime(ref->second) / shownTime(it->second));
         any = true;
       }
       text += fmt::format("  {:>{}} ", cell, width[i]);
@@ -261,13 +282,12 @@ std::vector<int> SideBySideTable::wins() const {
 
 void SideBySideTable::write(TextOut out) const {
   if (sizes_.empty()) return;
-  const PointResult& any = cells_.begin()->second;
+  const ResultRecord& any = cells_.begin()->second;
   std::string title = fmt::format(
       "# side by side: {} {}{}, {}, {} ranks: {}; * = fastest beyond the spread (interquartile "
       "ranges apart){}\n",
-      collectiveName(any.coll), dataTypeName(any.dtype),
-      hasReduction(any.coll) ? " " + std::string(redOpName(any.op)) : "",
-      placement_ == Placement::kOut ? "out-of-place" : "in-place", any.nranks,
+      any.collective, any.dtype, hasReduction(collectiveOf(any)) ? " " + any.op : "",
+      placement_ == Placement::kOut ? "out-of-place" : "in-place", any.nranks.value_or(0),
       metric_ == SideMetric::kBusBw ? "busbw (GB/s)" : "time (us)",
       std::find(variants_.begin(), variants_.end(), "memcpy") != variants_.end()
           ? "; memcpy = the copy reference, not ranked"
@@ -279,7 +299,7 @@ void SideBySideTable::write(TextOut out) const {
     bool measured = false;
     for (uint64_t b : sizes_) {
       auto it = cells_.find({b, v});
-      if (it != cells_.end() && it->second.status != "unsupported") measured = true;
+      if (it != cells_.end() && it->second.status != ResultStatus::kUnsupported) measured = true;
     }
     shown.push_back(measured);
   }
@@ -299,18 +319,18 @@ void SideBySideTable::write(TextOut out) const {
       std::string cell;
       if (it == cells_.end()) {
         cell = "-";
-      } else if (it->second.status == "unsupported") {
+      } else if (it->second.status == ResultStatus::kUnsupported) {
         cell = "unsup";
-      } else if (it->second.status != "ok") {
+      } else if (!it->second.ok()) {
         cell = "failed";
       } else if (it->second.wrong > 0) {
         cell = "WRONG";
       } else if (metric_ == SideMetric::kBusBw) {
         // Two decimals as nccl-tests, four below 1 GB/s so small sizes still compare.
-        double bw = it->second.busbw;
+        double bw = it->second.busbw.value_or(0);
         cell = bw >= 1 ? fmt::format("{:.2f}", bw) : fmt::format("{:.4f}", bw);
       } else {
-        cell = std::string(trim(ncclTestsTime(it->second.timeSeconds * 1e6)));
+        cell = std::string(trim(ncclTestsTime(shownTime(it->second))));
       }
       text += fmt::format("  {:>{}}{}", cell, width[i], f[i] ? '*' : ' ');
     }
@@ -330,63 +350,67 @@ void SideBySideTable::write(TextOut out) const {
 
 namespace {
 
-constexpr double kUs = 1e6;
+nlohmann::json orNull(bool known, double v) { return known ? nlohmann::json(v) : nlohmann::json(); }
+template <class T>
+nlohmann::json orNull(bool known, const std::optional<T>& v) {
+  return known && v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+// The share of the hardware bound the point reached (bench/Peak.h's figure), when both known.
+std::optional<double> pctOfPeak(const ResultRecord& p) {
+  if (!p.measured() || !(p.peakGBps > 0)) return std::nullopt;
+  const auto figure = judgedFigure(p.nranks.value_or(0), p.placement == "in", p.algbw.value_or(0),
+                                   p.busbw.value_or(0));
+  if (!figure) return std::nullopt;
+  return 100 * *figure / *p.peakGBps;
+}
 
 // What a point does not know is null (JSON) or an empty field (CSV), as in the database and
 // `export`: no root, not checked, or no time at all (an unsupported or failed point).
-bool measured(const PointResult& p) { return p.status == "ok" && p.iterations > 0; }
-
-nlohmann::json orNull(bool known, double v) { return known ? nlohmann::json(v) : nlohmann::json(); }
-
-nlohmann::json pointToJson(const PointResult& p) {
-  const bool m = measured(p);
+nlohmann::json pointToJson(const ResultRecord& p) {
+  const bool m = p.measured();
   nlohmann::json j;
-  j["collective"] = collectiveName(p.coll);
+  j["collective"] = p.collective;
   j["variant"] = p.variant;
-  j["dtype"] = dataTypeName(p.dtype);
-  j["op"] = redOpName(p.op);
-  j["root"] = p.root >= 0 ? nlohmann::json(p.root) : nlohmann::json();
-  j["bytes"] = p.bytes;
-  j["count"] = p.count;
-  j["placement"] = placementName(p.placement);
-  j["nranks"] = p.nranks;
-  j["status"] = p.status;
+  j["dtype"] = p.dtype;
+  j["op"] = p.op;
+  j["root"] = orNull(true, p.root);
+  j["bytes"] = p.sizeBytes;
+  j["count"] = orNull(true, p.count);
+  j["placement"] = p.placement;
+  j["nranks"] = orNull(true, p.nranks);
+  j["status"] = resultStatusName(p.status);
   j["message"] = p.message;
-  j["iterations"] = p.iterations;
-  j["time_us"] = orNull(m, p.timeSeconds * kUs);
+  j["iterations"] = p.iterations.value_or(0);
+  j["time_us"] = orNull(m && p.timeKnown, p.timeUs);
   j["algbw_gbps"] = orNull(m, p.algbw);
   j["busbw_gbps"] = orNull(m, p.busbw);
-  j["wrong"] = p.wrong >= 0 ? nlohmann::json(p.wrong) : nlohmann::json();
-  j["peak_gbps"] = orNull(p.peak > 0, p.peak);
+  j["wrong"] = orNull(true, p.wrong);
+  j["peak_gbps"] = orNull(p.peakGBps > 0, p.peakGBps);
   j["peak_limit"] = p.peakLimit;
-  const auto figure = judgedFigure(p.nranks, p.placement == Placement::kIn, p.algbw, p.busbw);
-  j["pct_of_peak"] = orNull(m && p.peak > 0 && figure, 100 * figure.value_or(0) / p.peak);
-  const Summary& s = p.summary;
-  const bool hasSummary = m && s.n > 0;
-  j["summary_us"] = {{"n", s.n},
-                     {"median", orNull(hasSummary, s.median * kUs)},
-                     {"mean", orNull(hasSummary, s.mean * kUs)},
-                     {"min", orNull(hasSummary, s.min * kUs)},
-                     {"max", orNull(hasSummary, s.max * kUs)},
-                     {"p99", orNull(hasSummary, s.p99 * kUs)},
-                     {"stddev", orNull(hasSummary, s.stddev * kUs)},
-                     {"cv", orNull(hasSummary, s.cv)}};
-  auto us = [](auto first, auto last) {
-    nlohmann::json a = nlohmann::json::array();
-    for (auto it = first; it != last; ++it) a.push_back(*it * kUs);
-    return a;
-  };
-  j["samples_us"] = us(p.samples.begin(), p.samples.end());
-  // rankSamples is rank-major (nranks x iterations): one array per rank.
+  j["pct_of_peak"] = orNull(true, pctOfPeak(p));
+  const bool hasSummary = m && !p.samplesUs.empty();
+  j["summary_us"] = {{"n", p.samplesUs.size()},
+                     {"median", orNull(hasSummary && p.medianKnown, p.medianUs)},
+                     {"mean", orNull(hasSummary, p.meanUs)},
+                     {"min", orNull(hasSummary, p.minUs)},
+                     {"max", orNull(hasSummary, p.maxUs)},
+                     {"p99", orNull(hasSummary, p.p99Us)},
+                     {"stddev", orNull(hasSummary, p.stddevUs)},
+                     {"cv", orNull(hasSummary, p.cv)}};
+  j["samples_us"] = p.samplesUs;
+  // rankSamplesUs is rank-major (nranks x iterations): one array per rank.
   nlohmann::json ranks = nlohmann::json::array();
-  if (p.nranks > 0 && !p.rankSamples.empty() && p.rankSamples.size() % p.nranks == 0) {
-    size_t per = p.rankSamples.size() / static_cast<size_t>(p.nranks);
-    for (int r = 0; r < p.nranks; ++r) {
-      auto first = p.rankSamples.begin() + static_cast<std::ptrdiff_t>(r * per);
-      ranks.push_back(us(first, first + static_cast<std::ptrdiff_t>(per)));
+  const auto& rs = p.rankSamplesUs;
+  const size_t n = static_cast<size_t>(std::max(p.nranks.value_or(0), 0));
+  if (n > 0 && !rs.empty() && rs.size() % n == 0) {
+    const size_t per = rs.size() / n;
+    for (size_t r = 0; r < n; ++r) {
+      ranks.push_back(std::vector<double>(rs.begin() + static_cast<std::ptrdiff_t>(r * per),
+                                          rs.begin() + static_cast<std::ptrdiff_t>((r + 1) * per)));
     }
-  } else if (!p.rankSamples.empty()) {
-    ranks.push_back(us(p.rankSamples.begin(), p.rankSamples.end()));
+  } else if (!rs.empty()) {
+    ranks.push_back(rs);
   }
   j["rank_samples_us"] = std::move(ranks);
   return j;
@@ -395,7 +419,7 @@ nlohmann::json pointToJson(const PointResult& p) {
 }  // namespace
 
 std::string resultsToJson(const std::map<std::string, std::string>& header,
-                          const std::vector<PointResult>& points) {
+                          const std::vector<ResultRecord>& points) {
   nlohmann::json j;
   j["format"] = "collbench-results";
   // 2: unknown values are null (version 1 wrote -1 and 0 for them).
@@ -406,37 +430,40 @@ std::string resultsToJson(const std::map<std::string, std::string>& header,
   return j.dump(1) + "\n";
 }
 
-std::string resultsToCsv(const std::vector<PointResult>& points) {
+std::string resultsToCsv(const std::vector<ResultRecord>& points) {
   std::string out =
       "collective,variant,dtype,op,root,bytes,count,placement,nranks,status,iterations,time_us,"
       "algbw_gbps,busbw_gbps,wrong,median_us,mean_us,min_us,max_us,p99_us,stddev_us,cv,peak_gbps,"
       "pct_of_peak,message\n";
-  auto field = [](bool known, auto v) { return known ? fmt::format("{}", v) : std::string(); };
+  auto field = [](bool known, const auto& v) {
+    if constexpr (requires { v.has_value(); }) {
+      return known && v ? fmt::format("{}", *v) : std::string();
+    } else {
+      return known ? fmt::format("{}", v) : std::string();
+    }
+  };
   for (const auto& p : points) {
-    const Summary& s = p.summary;
-    const bool m = measured(p);
-    const bool hs = m && s.n > 0;
-    const auto figure = judgedFigure(p.nranks, p.placement == Placement::kIn, p.algbw, p.busbw);
+    const bool m = p.measured();
+    const bool hs = m && !p.samplesUs.empty();
     out += fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-        collectiveName(p.coll), csvField(p.variant), dataTypeName(p.dtype), redOpName(p.op),
-        field(p.root >= 0, p.root), p.bytes, p.count, placementName(p.placement), p.nranks,
-        csvField(p.status), p.iterations, field(m, p.timeSeconds * kUs), field(m, p.algbw),
-        field(m, p.busbw), field(p.wrong >= 0, p.wrong), field(hs, s.median * kUs),
-        field(hs, s.mean * kUs), field(hs, s.min * kUs), field(hs, s.max * kUs),
-        field(hs, s.p99 * kUs), field(hs, s.stddev * kUs), field(hs, s.cv),
-        field(p.peak > 0, p.peak),
-        field(m && p.peak > 0 && figure, 100 * figure.value_or(0) / p.peak), csvField(p.message));
+        p.collective, csvField(p.variant), p.dtype, p.op, field(true, p.root), p.sizeBytes,
+        field(true, p.count), p.placement, field(true, p.nranks),
+        csvField(std::string(resultStatusName(p.status))), p.iterations.value_or(0),
+        field(m && p.timeKnown, p.timeUs), field(m, p.algbw), field(m, p.busbw),
+        field(true, p.wrong), field(hs && p.medianKnown, p.medianUs), field(hs, p.meanUs),
+        field(hs, p.minUs), field(hs, p.maxUs), field(hs, p.p99Us), field(hs, p.stddevUs),
+        field(hs, p.cv), field(true, p.peakGBps), field(true, pctOfPeak(p)), csvField(p.message));
   }
   return out;
 }
 
 void writeJsonFile(const std::string& path, const std::map<std::string, std::string>& header,
-                   const std::vector<PointResult>& points) {
+                   const std::vector<ResultRecord>& points) {
   writeOutputFile(path, resultsToJson(header, points), "--json");
 }
 
-void writeCsvFile(const std::string& path, const std::vector<PointResult>& points) {
+void writeCsvFile(const std::string& path, const std::vector<ResultRecord>& points) {
   writeOutputFile(path, resultsToCsv(points), "--csv");
 }
 
@@ -468,11 +495,12 @@ ReportSet::ReportSet(std::FILE* out, std::string_view format, std::string_view s
 
 ReportSet::~ReportSet() = default;
 
-void ReportSet::add(const PointResult& p) {
+void ReportSet::add(const ResultRecord& p) {
   if (!enabled_) return;
-  if (haveCollective_ && p.coll != coll_) closeCollective();
+  const Collective coll = collectiveOf(p);
+  if (haveCollective_ && coll != coll_) closeCollective();
   haveCollective_ = true;
-  coll_ = p.coll;
+  coll_ = coll;
   if (sideBySide_) {
     if (!sideOut_) {
       sideOut_ = std::make_unique<SideBySideTable>(Placement::kOut, metric_, sideBaseline_);
@@ -489,9 +517,9 @@ void ReportSet::add(const PointResult& p) {
   // some size after all: then its table starts with the points held so far.
   auto held = std::find_if(unsupported_.begin(), unsupported_.end(),
                            [&](const auto& u) { return u.first == p.variant; });
-  if (it == tables_.end() && p.status == "unsupported") {
+  if (it == tables_.end() && p.status == ResultStatus::kUnsupported) {
     if (held == unsupported_.end()) {
-      unsupported_.emplace_back(p.variant, std::vector<PointResult>{});
+      unsupported_.emplace_back(p.variant, std::vector<ResultRecord>{});
       held = unsupported_.end() - 1;
     }
     held->second.push_back(p);

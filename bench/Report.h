@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,9 @@ struct NcclTestsTableOptions {
 // nccl-tests prints "none" in the redop column of the tests that take no op (all_gather,
 // broadcast, alltoall); reduce_scatter, reduce, all_reduce and sendrecv print the op.
 bool printsRedOp(Collective c);
+// A stored point the table can print: a collective, type and op nccl-tests has (not a proxy
+// step or an OSU point-to-point test).
+bool ncclTestsPrintable(const ResultRecord& p);
 
 class NcclTestsTable {
  public:
@@ -62,7 +66,7 @@ class NcclTestsTable {
 
   // The three '#' header lines; add() prints them before the first row if not yet printed.
   void writeHeader();
-  void add(const PointResult& p);
+  void add(const ResultRecord& p);
   // Prints rows still waiting for a placement (with N/A for what is missing).
   void flush();
   // flush(), then the footer: "# Out of bounds values : N OK|FAILED", "# Avg bus bandwidth
@@ -77,16 +81,15 @@ class NcclTestsTable {
 
  private:
   struct Pending {
-    DataType dtype;
-    RedOp op;
-    int root;
+    std::string dtype, op;
+    std::optional<int> root;
     uint64_t bytes;
-    size_t count;
-    std::unique_ptr<PointResult> out, in;
+    std::optional<uint64_t> count;
+    std::unique_ptr<ResultRecord> out, in;
   };
   bool complete(const Pending& p) const;
   void writeRow(const Pending& p);
-  std::string placementColumns(const PointResult* p);
+  std::string placementColumns(const ResultRecord* p);
 
   Collective coll_;
   TextOut out_;
@@ -118,7 +121,7 @@ class SideBySideTable {
   SideBySideTable(Placement placement, SideMetric metric, std::string baseline = "mpi")
       : placement_(placement), metric_(metric), baseline_(std::move(baseline)) {}
   // Points of the other placement are ignored, so one sink can feed two tables.
-  void add(const PointResult& p);
+  void add(const ResultRecord& p);
   bool empty() const { return sizes_.empty(); }
   int variantCount() const { return static_cast<int>(variants_.size()); }
   // True if some variant has a valid (ok, not wrong) value: else there is nothing to compare.
@@ -133,24 +136,24 @@ class SideBySideTable {
   std::string baseline_;
   std::vector<std::string> variants_;
   std::vector<uint64_t> sizes_;
-  std::map<std::pair<uint64_t, std::string>, PointResult> cells_;  // (bytes, variant)
+  std::map<std::pair<uint64_t, std::string>, ResultRecord> cells_;  // (bytes, variant)
   std::vector<bool> fastest(uint64_t bytes) const;
   int baselineIndex() const;  // -1 when the baseline variant is not in the table
   std::string ratioTable(const std::vector<bool>& shown, const std::vector<size_t>& width) const;
 };
 
 // JSON export: {"format": "collbench-results", "version": 2, "header": {...},
-// "points": [...]}, every field of PointResult, times in microseconds: time_us, summary_us
+// "points": [...]}, every field of ResultRecord, times in microseconds: time_us, summary_us
 // (n, median, mean, min, max, p99, stddev; cv is a ratio), samples_us and rank_samples_us (one
 // array per rank).
 std::string resultsToJson(const std::map<std::string, std::string>& header,
-                          const std::vector<PointResult>& points);
+                          const std::vector<ResultRecord>& points);
 // CSV export: a header line, then one row per point (summary statistics, no raw samples).
-std::string resultsToCsv(const std::vector<PointResult>& points);
+std::string resultsToCsv(const std::vector<ResultRecord>& points);
 // Write the exports to files; EnvironmentError when the file can't be written.
 void writeJsonFile(const std::string& path, const std::map<std::string, std::string>& header,
-                   const std::vector<PointResult>& points);
-void writeCsvFile(const std::string& path, const std::vector<PointResult>& points);
+                   const std::vector<ResultRecord>& points);
+void writeCsvFile(const std::string& path, const std::vector<ResultRecord>& points);
 
 // What `collbench run` prints, fed by the sweep sink on rank 0. Formats:
 //   "nccl-tests": per collective and variant an nccl-tests table with its own footer, between
@@ -171,7 +174,7 @@ class ReportSet {
   // The placements the tables opened from now on expect (a replay sets them per group).
   void setPlacements(NcclTestsTableOptions placements) { placements_ = placements; }
   ~ReportSet();
-  void add(const PointResult& p);
+  void add(const ResultRecord& p);
   void endGroup();
   void finish(const SweepSummary& summary);
 
@@ -189,7 +192,7 @@ class ReportSet {
   std::vector<std::unique_ptr<VariantTable>> tables_;
   std::unique_ptr<SideBySideTable> sideOut_, sideIn_;
   // Variants with only unsupported points so far in this collective, with those points.
-  std::vector<std::pair<std::string, std::vector<PointResult>>> unsupported_;
+  std::vector<std::pair<std::string, std::vector<ResultRecord>>> unsupported_;
   std::string sideHeld_;  // side-by-side views, printed after the collective's tables
   std::string sideBaseline_ = "mpi";
   bool toldHeld_ = false;  // the note that held tables come at the end was printed

@@ -124,19 +124,44 @@ BatchShift batchShift(const Buffers& buf, const CollArgs& args, int n) {
   return {step, static_cast<int>(std::min<size_t>(extra + 1, 1u << 20))};
 }
 
-// A point's identity before it is measured: root -1 for a collective without one.
-PointResult pointAt(const CollArgs& args, std::string variant, Placement placement, int n) {
-  PointResult p;
-  p.coll = args.coll;
+// A point's identity before it is measured, nothing timed yet: no root for a collective without
+// one, op "none" for one without a reduction.
+ResultRecord pointAt(const CollArgs& args, std::string variant, Placement placement, int n,
+                     Statistic statistic) {
+  ResultRecord p;
+  p.collective = std::string(collectiveName(args.coll));
   p.variant = std::move(variant);
-  p.dtype = args.dtype;
-  p.op = args.op;
-  p.root = hasRoot(args.coll) ? args.root : -1;
-  p.bytes = algBytes(args, n);
+  p.dtype = std::string(dataTypeName(args.dtype));
+  p.op = hasReduction(args.coll) ? std::string(redOpName(args.op)) : "none";
+  if (hasRoot(args.coll)) p.root = args.root;
+  p.sizeBytes = algBytes(args, n);
   p.count = args.count;
-  p.placement = placement;
+  p.placement = std::string(placementName(placement));
   p.nranks = n;
+  setTiming(p, Summary{}, 0, 0, statistic, {}, {});
   return p;
+}
+
+// The measured part of a point from every rank's iteration times (seconds, rank-major): the
+// combined series, its summary, the chosen statistic and the bandwidths (algbw: `bytes` per
+// second).
+void setMeasured(ResultRecord& p, const std::vector<double>& rankSamples, int n, int iterations,
+                 RankCombine how, Statistic statistic, uint64_t bytes, double busFactor) {
+  const int samples = n > 0 ? static_cast<int>(rankSamples.size()) / n : 0;
+  std::vector<double> combined(samples);
+  for (int i = 0; i < samples; ++i) combined[i] = combine(how, rankSamples, n, samples, i);
+  const Summary summary = summarize(combined);
+  const double time = pick(summary, statistic);
+  setTiming(p, summary, time, iterations, statistic, combined, rankSamples);
+  p.algbw = time > 0 ? static_cast<double>(bytes) / time / 1e9 : 0;
+  p.busbw = *p.algbw * busFactor;
+}
+
+// rank-major doubles from an allgather of each rank's bytes.
+std::vector<double> asDoubles(const std::vector<std::byte>& bytes) {
+  std::vector<double> out(bytes.size() / sizeof(double));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(double));
+  return out;
 }
 
 VariantOptions withTransport(Team& team, const SweepPlan& plan) {
@@ -199,11 +224,11 @@ class Engine {
     return std::nullopt;
   }
 
-  void emit(PointResult& pr) {
+  void emit(ResultRecord& pr) {
     ++summary_.points;
-    if (pr.status == "unsupported") ++summary_.unsupported;
-    if (pr.status == "failed") ++summary_.failed;
-    if (pr.wrong > 0) summary_.wrongTotal += pr.wrong;
+    if (pr.status == ResultStatus::kUnsupported) ++summary_.unsupported;
+    if (pr.status == ResultStatus::kFailed) ++summary_.failed;
+    if (pr.wrong > 0) summary_.wrongTotal += *pr.wrong;
     if (comm_.rank() == 0 && sink_.onPoint) sink_.onPoint(pr);
   }
 
@@ -213,7 +238,7 @@ class Engine {
   void measureReference(const CollArgs& args) {
     const int n = comm_.size();
     const size_t bytes = sendCount(args, n) * dataTypeSize(args.dtype);
-    PointResult pr = pointAt(args, "memcpy", Placement::kOut, n);
+    ResultRecord pr = pointAt(args, "memcpy", Placement::kOut, n, o_.statistic);
     HostAllocator alloc;
     CollArgs copyArgs = args;
     copyArgs.coll = Collective::kBroadcast;  // same-size send and receive buffers
@@ -229,28 +254,17 @@ class Engine {
     std::vector<double> mine(o_.iterations);
     for (auto& t : mine) t = timed();
     auto all = comm_.allgatherBytes(mine.data(), mine.size() * sizeof(double), deadline());
-    pr.rankSamples.resize(all.size() / sizeof(double));
-    std::memcpy(pr.rankSamples.data(), all.data(), all.size());
-    pr.iterations = o_.iterations;
-    for (int i = 0; i < o_.iterations; ++i) {
-      pr.samples.push_back(combine(RankCombine::kMax, pr.rankSamples, n, o_.iterations, i));
-    }
-    pr.summary = summarize(pr.samples);
-    pr.timeSeconds = pick(pr.summary, o_.statistic);
-    if (pr.timeSeconds > 0) {
-      pr.algbw = static_cast<double>(bytes) / pr.timeSeconds / 1e9;
-      pr.busbw = pr.algbw * n;
-    }
+    setMeasured(pr, asDoubles(all), n, o_.iterations, RankCombine::kMax, o_.statistic, bytes, n);
     emit(pr);
   }
 
   void measurePoint(const VariantInfo& v, const CollArgs& args, Placement p, int cycle) {
     const int n = comm_.size();
-    PointResult pr = pointAt(args, variantLabel(v), p, n);
+    ResultRecord pr = pointAt(args, variantLabel(v), p, n, o_.statistic);
     std::optional<std::string> why;
     if (v.unsupported) why = v.unsupported(team_, args, variantOptions_);
     if (auto agreed = agreeOnReason(why)) {
-      pr.status = "unsupported";
+      pr.status = ResultStatus::kUnsupported;
       pr.message = *agreed;
       emit(pr);
       return;
@@ -277,13 +291,13 @@ class Engine {
       failure = e.what();
     }
     if (auto agreed = agreeOnReason(missing)) {
-      pr.status = "unsupported";
+      pr.status = ResultStatus::kUnsupported;
       pr.message = *agreed;
       emit(pr);
       return;
     }
     if (auto agreed = agreeOnReason(failure)) {
-      pr.status = "failed";
+      pr.status = ResultStatus::kFailed;
       pr.message = *agreed;
       emit(pr);
       return;
@@ -305,23 +319,21 @@ class Engine {
       failure = e.what();
     }
     if (auto agreed = agreeOnReason(missing)) {
-      dropMeasurement(pr, "unsupported", *agreed);
+      dropMeasurement(pr, ResultStatus::kUnsupported, *agreed);
     } else if (auto failed = agreeOnReason(failure)) {
-      dropMeasurement(pr, "failed", *failed);
+      dropMeasurement(pr, ResultStatus::kFailed, *failed);
     }
     emit(pr);
   }
 
   // A point that failed part-way keeps nothing it measured: its status and reason only.
-  static void dropMeasurement(PointResult& pr, const char* status, const std::string& why) {
+  void dropMeasurement(ResultRecord& pr, ResultStatus status, const std::string& why) const {
     pr.status = status;
     pr.message = why;
-    pr.iterations = 0;
-    pr.summary = Summary{};
-    pr.timeSeconds = pr.algbw = pr.busbw = 0;
-    pr.wrong = -1;
-    pr.samples.clear();
-    pr.rankSamples.clear();
+    setTiming(pr, Summary{}, 0, 0, o_.statistic, {}, {});
+    pr.algbw.reset();
+    pr.busbw.reset();
+    pr.wrong.reset();
   }
 
   // The timed iterations (TimingLoops.h) and the check rounds of one point; fills `pr`. Throws on
@@ -329,7 +341,7 @@ class Engine {
   // is the collective's own.
   void timeAndCheck(const VariantInfo& v, const CollArgs& args, const Buffers& buf,
                     PreparedCollective& prepared, PreparedCollective& checked, int cycle,
-                    PointResult& pr) {
+                    ResultRecord& pr) {
     const int n = comm_.size();
     const size_t es = dataTypeSize(args.dtype);
     const size_t rb = recvCount(args, n) * es;
@@ -343,7 +355,7 @@ class Engine {
     const bool injected = (o_.injectDelayUs > 0 || o_.injectDelayFraction > 0) &&
                           (o_.injectDelayVariant.empty() || o_.injectDelayVariant == v.name ||
                            o_.injectDelayVariant == pr.variant) &&
-                          (o_.injectDelaySize == 0 || o_.injectDelaySize == pr.bytes);
+                          (o_.injectDelaySize == 0 || o_.injectDelaySize == pr.sizeBytes);
     TimedTarget target{
         comm_,
         prepared,
@@ -372,20 +384,9 @@ class Engine {
                                 formatSize(args.count * dataTypeSize(args.dtype)), pr.variant),
                     warmup + iters);
     std::vector<double> mine = runTimingLoop(o_.timing, target, warmup, iters);
-    const int samples = static_cast<int>(mine.size());
     auto bytes = comm_.allgatherBytes(mine.data(), mine.size() * sizeof(double), deadline());
-    pr.rankSamples.resize(static_cast<size_t>(n) * samples);
-    std::memcpy(pr.rankSamples.data(), bytes.data(), bytes.size());
-    pr.samples.resize(samples);
-    for (int i = 0; i < samples; ++i)
-      pr.samples[i] = combine(o_.combine, pr.rankSamples, n, samples, i);
-    pr.iterations = iters;
-    pr.summary = summarize(pr.samples);
-    pr.timeSeconds = pick(pr.summary, o_.statistic);
-    if (pr.timeSeconds > 0) {
-      pr.algbw = static_cast<double>(pr.bytes) / pr.timeSeconds / 1e9;
-      pr.busbw = pr.algbw * busBwFactor(args.coll, n);
-    }
+    setMeasured(pr, asDoubles(bytes), n, iters, o_.combine, o_.statistic, pr.sizeBytes,
+                busBwFactor(args.coll, n));
 
     if (o_.checkRounds > 0) {
       int64_t wrong = 0;

@@ -22,6 +22,7 @@
 #include "collectives/Registry.h"
 #include "core/Collective.h"
 #include "core/Communicator.h"
+#include "core/Result.h"
 #include "core/Stats.h"
 
 namespace cb {
@@ -73,34 +74,9 @@ struct SweepOptions {
 
 std::vector<uint64_t> sweepSizes(const SweepOptions& o);
 
-struct PointResult {
-  Collective coll;
-  std::string variant;
-  DataType dtype;
-  RedOp op;
-  int root;  // -1 when the collective has no root
-  uint64_t bytes;
-  size_t count;
-  Placement placement;
-  int nranks;
-  std::string status = "ok";  // ok | unsupported | failed
-  std::string message;
-  int iterations = 0;
-  Summary summary;              // over combined iteration times, seconds
-  double timeSeconds = 0;       // the chosen statistic
-  double algbw = 0, busbw = 0;  // GB/s
-  int64_t wrong = -1;           // -1 not checked
-  // The busbw bound of the hardware under the point (core/PeakModel.h; the command fills it in
-  // from the run's topology): 0 when none is known.
-  double peak = 0;
-  std::string peakLimit;
-  std::vector<double> samples;      // combined per iteration, seconds
-  std::vector<double> rankSamples;  // nranks x iterations, seconds
-};
-
 // Called on rank 0 only.
 struct SweepSink {
-  std::function<void(const PointResult&)> onPoint;
+  std::function<void(const ResultRecord&)> onPoint;
   // After each (collective, dtype, op) group of sizes completes.
   std::function<void()> onGroupEnd;
 };

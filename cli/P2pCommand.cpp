@@ -10,7 +10,6 @@
 #include <memory>
 #include <tuple>
 
-#include "adapters/SweepRecords.h"
 #include "bench/P2p.h"
 #include "bench/P2pReport.h"
 #include "bench/Peak.h"
@@ -125,7 +124,7 @@ ResultRecord toRecord(const P2pPoint& p, int64_t runId, Statistic statistic, con
   r.nranks = 2;
   r.status = p.status;
   r.message = p.message;
-  if (p.status == "ok" || p.bandwidthGBs != 0) r.algbw = r.busbw = p.bandwidthGBs;
+  if (p.status == ResultStatus::kOk || p.bandwidthGBs != 0) r.algbw = r.busbw = p.bandwidthGBs;
   if (p.wrong >= 0) r.wrong = p.wrong;  // -1: not verified
   setTiming(r, p.summary, p.timeSeconds, p.iterations, statistic, p.samples, p.rankSamples);
   if (peak.known() && peakOf(p, peak) > 0) {
@@ -203,7 +202,7 @@ int doP2p(const P2pCliOptions& c) {
       auto peak = peaks.find({p.pair.a, p.pair.b});
       s.addResult(
           toRecord(p, s.runId(), mine.statistic, peak == peaks.end() ? Bound{} : peak->second));
-      if (p.status == "ok") largest[{p.pair.a, p.pair.b, p.transport}] = p;
+      if (p.status == ResultStatus::kOk) largest[{p.pair.a, p.pair.b, p.transport}] = p;
     };
     sink.onPairEnd = [&](RankPair pair) { report.pairEnd(pair); };
     P2pSummary summary = bench.run(sink);

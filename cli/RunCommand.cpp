@@ -10,7 +10,6 @@
 #include <memory>
 
 #include "adapters/RunPeaks.h"
-#include "adapters/SweepRecords.h"
 #include "bench/Peak.h"
 #include "bench/Report.h"
 #include "bench/Sweep.h"
@@ -38,7 +37,7 @@ namespace {
 // Rank 0, after the tables: the % of peak view and one verdict per collective and variant;
 // returns how many are low when --expect asks (0 otherwise).
 int64_t reportVerdicts(const RunOptions& o, const RunPeaks& peaks,
-                       const std::vector<PointResult>& all, RunSession& s) {
+                       const std::vector<ResultRecord>& all, RunSession& s) {
   const RunVerdicts v = runVerdicts(all, peaks, o.expectFraction);
   s.setDetail("peak", v.detailJson);
   if (o.format == "collbench") fmt::print("{}", v.text);
@@ -119,7 +118,7 @@ int doRun(const RunOptions& o) {
     NcclTestsTableOptions placements{sweep.outOfPlace, sweep.inPlace};
     ReportSet report(out, o.format, o.sideMetric, s.team().size(), placements);
     if (!o.sideBaseline.empty()) report.setSideBaseline(o.sideBaseline);
-    std::vector<PointResult> all;
+    std::vector<ResultRecord> all;
     if (root && o.format != "none") {
       auto lines = sweepDescription(sweep);
       lines.push_back("# " + memory);
@@ -129,13 +128,14 @@ int doRun(const RunOptions& o) {
     if (root && o.format == "collbench") fmt::print(out, "{}", peaks.header);
     ProgressLine progress(plan, root);  // on a terminal only
     SweepSink sink;
-    sink.onPoint = [&](const PointResult& measured) {
+    sink.onPoint = [&](const ResultRecord& measured) {
       progress.clear();
-      PointResult p = measured;
+      ResultRecord p = measured;
+      p.runId = s.runId();
       peaks.apply(p);
       report.add(p);
-      all.push_back(p);
-      s.addResult(toRecord(p, s.runId(), sweep.statistic));
+      s.addResult(p);
+      all.push_back(std::move(p));
       progress.pointDone();
     };
     sink.onGroupEnd = [&] { report.endGroup(); };
@@ -148,8 +148,8 @@ int doRun(const RunOptions& o) {
     }
     RunOutcome outcome{summary.interrupted, summary.wrongTotal, "wrong element(s)"};
     if (root) outcome.low = reportVerdicts(o, peaks, all, s);
-    for (const PointResult& p : all) {
-      if (p.status != "failed") continue;
+    for (const ResultRecord& p : all) {
+      if (p.status != ResultStatus::kFailed) continue;
       if (outcome.failed++ == 0) outcome.firstFailure = p.variant + ": " + p.message;
     }
     return outcome;

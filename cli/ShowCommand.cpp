@@ -13,7 +13,6 @@
 
 #include "adapters/PeakJudge.h"
 #include "adapters/RunResolution.h"
-#include "adapters/SweepRecords.h"
 #include "adapters/TextTable.h"
 #include "bench/Report.h"
 #include "bench/Sweep.h"
@@ -116,7 +115,7 @@ void printGroup(const std::vector<const ResultRecord*>& group, bool withSamples)
   columns.push_back({"note"});
   TextTable table(std::move(columns));
   for (const ResultRecord* r : group) {
-    bool ok = r->status == "ok";
+    bool ok = r->status == ResultStatus::kOk;
     std::vector<std::string> row{std::to_string(r->sizeBytes), whole(r->count), r->variant,
                                  r->placement};
     if (anyRoot) row.push_back(whole(r->root));
@@ -134,7 +133,8 @@ void printGroup(const std::vector<const ResultRecord*>& group, bool withSamples)
                                          : std::nullopt;
       row.push_back(ok && figure && r->peakGBps ? percentOfPeak(*figure, *r->peakGBps) : "-");
     }
-    row.push_back(ok ? "" : r->message.empty() ? r->status : r->status + ": " + r->message);
+    const std::string status(resultStatusName(r->status));
+    row.push_back(ok ? "" : r->message.empty() ? status : status + ": " + r->message);
     table.addRow(std::move(row));
   }
   fmt::print("{}", table.render("# "));
@@ -165,18 +165,17 @@ void printNcclTests(const RunRecord& run, const std::vector<ResultRecord>& resul
       (r->placement == "in" ? placements.inPlace : placements.outOfPlace) = true;
     report.setPlacements(placements);
     for (const ResultRecord* r : group) {
-      std::optional<PointResult> p = pointFromRecord(*r);
-      if (!p) {
+      if (!ncclTestsPrintable(*r)) {
         if (std::find(skipped.begin(), skipped.end(), r->collective) == skipped.end()) {
           skipped.push_back(r->collective);
         }
         continue;
       }
       ++summary.points;
-      if (p->status == "unsupported") ++summary.unsupported;
-      if (p->status == "failed") ++summary.failed;
-      if (p->wrong > 0) summary.wrongTotal += p->wrong;
-      report.add(*p);
+      if (r->status == ResultStatus::kUnsupported) ++summary.unsupported;
+      if (r->status == ResultStatus::kFailed) ++summary.failed;
+      if (r->wrong > 0) summary.wrongTotal += *r->wrong;
+      report.add(*r);
     }
     report.endGroup();
   }

@@ -552,7 +552,7 @@ LogsDiagnosis logsDocuments(const PairwiseLogs& logs, const std::vector<std::str
     }
     for (const PairwiseLink* l : failed) {
       ResultRecord r = logLinkRecord(logs, m, l->pair);
-      r.status = "failed";
+      r.status = ResultStatus::kFailed;
       r.message = l->why + " (" + l->file + ")";
       d.records.push_back(r);
     }

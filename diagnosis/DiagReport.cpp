@@ -272,7 +272,7 @@ std::vector<ImportedRun> parsePairwiseLog(const std::string& text, const ImportO
       failed.run.status = RunStatus::kFailed;
       ResultRecord r;
       r.collective = coll;
-      r.status = "failed";
+      r.status = ResultStatus::kFailed;
       r.message = e.what();
       failed.results.push_back(r);
       failed.notes.push_back(e.what());
@@ -330,7 +330,7 @@ PairwiseLogs pairwiseLinks(const std::vector<PairwiseInput>& inputs) {
       for (const ResultRecord& r : e.run->results) {
         if (r.collective != coll) continue;
         any = true;
-        if (r.status == "ok" && r.busbw > 0) mine.insert(r.sizeBytes);
+        if (r.status == ResultStatus::kOk && r.busbw > 0) mine.insert(r.sizeBytes);
       }
       if (!any || mine.empty() || e.run->run.status != RunStatus::kOk) continue;
       if (first) {
@@ -356,7 +356,7 @@ PairwiseLogs pairwiseLinks(const std::vector<PairwiseInput>& inputs) {
       double sum = 0;
       int count = 0;
       for (const ResultRecord& r : e.run->results) {
-        if (r.collective != coll || r.status != "ok" || r.placement != "out") continue;
+        if (r.collective != coll || r.status != ResultStatus::kOk || r.placement != "out") continue;
         if (r.busbw && std::binary_search(m.sizes.begin(), m.sizes.end(), r.sizeBytes)) {
           sum += *r.busbw;
           ++count;
@@ -366,7 +366,7 @@ PairwiseLogs pairwiseLinks(const std::vector<PairwiseInput>& inputs) {
         l.failed = true;
         l.why = fmt::format("the run {}", runStatusName(e.run->run.status));
         for (const ResultRecord& r : e.run->results) {
-          if (r.collective == coll && r.status == "failed" && !r.message.empty()) {
+          if (r.collective == coll && r.status == ResultStatus::kFailed && !r.message.empty()) {
             l.why = r.message;
             break;
           }

@@ -331,7 +331,7 @@ Modes findModes(std::span<const GroupedValue> values, double minGap) {
 
 namespace {
 
-bool isOk(const ResultRecord* r) { return r->status == "ok" && r->wrong <= 0; }
+bool isOk(const ResultRecord* r) { return r->status == ResultStatus::kOk && r->wrong <= 0; }
 
 // The value of the metric for one result: the median of its iterations when samples were kept,
 // else the reported value (imports). busbw is proportional to 1 / time for a given case, scaled
@@ -605,7 +605,7 @@ bool judgeFailures(CaseComparison& c, const CaseSides& s, bool blocked) {
   const bool baseFine = std::any_of(s.base.begin(), s.base.end(), isOk);
   const ResultRecord* broken = nullptr;
   for (const ResultRecord* r : s.cand) {
-    if (r->status == "failed" || r->wrong > 0) broken = broken ? broken : r;
+    if (r->status == ResultStatus::kFailed || r->wrong > 0) broken = broken ? broken : r;
   }
   if (blocked) {
     c.verdict = Verdict::kNotComparable;
@@ -621,8 +621,8 @@ bool judgeFailures(CaseComparison& c, const CaseSides& s, bool blocked) {
   } else if (!baseFine || std::none_of(s.cand.begin(), s.cand.end(), isOk)) {
     const ResultRecord* bad = baseFine ? s.cand.front() : s.base.front();
     c.verdict = Verdict::kNotComparable;
-    std::string what =
-        bad->wrong > 0 ? fmt::format("{} wrong element(s)", *bad->wrong) : bad->status;
+    std::string what = bad->wrong > 0 ? fmt::format("{} wrong element(s)", *bad->wrong)
+                                      : std::string(resultStatusName(bad->status));
     c.note = fmt::format("{} {}{}{}", baseFine ? "candidate" : "baseline", what,
                          bad->message.empty() ? "" : ": ", bad->message);
   } else {
@@ -652,7 +652,7 @@ std::set<CaseKey> pairCases(const RunSet& base, const RunSet& cand, const Compar
       out.onlyCand.push_back(key);
       continue;
     }
-    auto ok = [](const ResultRecord* r) { return r->status == "ok"; };
+    auto ok = [](const ResultRecord* r) { return r->status == ResultStatus::kOk; };
     if (std::none_of(s.base.begin(), s.base.end(), ok) &&
         std::none_of(s.cand.begin(), s.cand.end(), ok)) {
       ++out.skipped;  // unsupported (or failed) on both sides: nothing to say

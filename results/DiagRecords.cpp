@@ -84,9 +84,11 @@ std::string diagHtmlSection(const std::vector<ResultRecord>& results) {
       if (!parseDiagVariant(r.variant, source, c.a, c.b)) continue;
       indexOf(c.a);
       indexOf(c.b);
-      c.ok = r.status == "ok";
+      c.ok = r.status == ResultStatus::kOk;
       c.value = latency ? r.timeUs : r.busbw.value_or(0);
-      c.message = r.status == "ok" ? r.message : r.status + ": " + r.message;
+      c.message = r.status == ResultStatus::kOk
+                      ? r.message
+                      : fmt::format("{}: {}", resultStatusName(r.status), r.message);
       c.suspect = startsWith(r.message, "suspect") || !c.ok;
       if (c.ok) values.push_back(c.value);
       cells.push_back(c);

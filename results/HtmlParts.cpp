@@ -32,7 +32,7 @@ std::string lineName(const ResultRecord& r, bool manyRoots) {
   return name;
 }
 
-bool isOk(const ResultRecord& r) { return r.status == "ok"; }
+bool isOk(const ResultRecord& r) { return r.status == ResultStatus::kOk; }
 
 std::string num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
 

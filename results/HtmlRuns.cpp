@@ -36,7 +36,7 @@ std::string runMeta(const RunRecord& r) {
 std::string statusNote(const std::vector<const ResultRecord*>& results) {
   std::map<std::string, int> notOk;
   for (const ResultRecord* r : results) {
-    if (!isOk(*r)) ++notOk[r->status];
+    if (!isOk(*r)) ++notOk[std::string(resultStatusName(r->status))];
   }
   if (notOk.empty()) return "";
   std::string parts;
@@ -56,7 +56,8 @@ std::string resultsTable(const Group& g) {
       g.results.size(), g.results.size() == 1 ? "" : "s", anyRoot ? "<th>root</th>" : "");
   for (const ResultRecord* r : g.results) {
     bool ok = isOk(*r);
-    std::string status = ok ? "ok" : r->message.empty() ? r->status : r->status + ": " + r->message;
+    const std::string name(resultStatusName(r->status));
+    std::string status = ok ? "ok" : r->message.empty() ? name : name + ": " + r->message;
     out += fmt::format(
         "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>{}<td "
         "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "

@@ -271,7 +271,8 @@ ResultRecord readResult(const Statement& s, int first = 0) {
   if (auto v = optionalInt(s, c++)) r.count = static_cast<uint64_t>(*v);
   r.placement = s.textAt(c++);
   if (auto v = optionalInt(s, c++)) r.nranks = static_cast<int>(*v);
-  r.status = s.textAt(c++);
+  // Only the four statuses were ever written; a row edited by hand to another reads as failed.
+  r.status = parseResultStatus(s.textAt(c++)).value_or(ResultStatus::kFailed);
   r.message = s.textAt(c++);
   r.iterations = optionalInt(s, c++);
   r.timeKnown = !s.isNullAt(c);
@@ -347,7 +348,7 @@ class ResultWriter {
     bindOptional(result_, i++, r.count);
     result_.bind(i++, r.placement);
     bindOptional(result_, i++, r.nranks);
-    result_.bind(i++, r.status);
+    result_.bind(i++, resultStatusName(r.status));
     result_.bind(i++, r.message);
     bindOptional(result_, i++, r.iterations);
     bindOptional(result_, i++, r.timeKnown ? std::optional<double>(r.timeUs) : std::nullopt);

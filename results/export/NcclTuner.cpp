@@ -47,7 +47,7 @@ std::vector<Row> tunerRows(const std::vector<ExportRun>& runs) {
   std::vector<Row> rows;
   for (const ExportRun& er : runs) {
     for (const ResultRecord& r : er.results) {
-      if (r.status != "ok" || !r.timeKnown) continue;
+      if (r.status != ResultStatus::kOk || !r.timeKnown) continue;
       auto choice = tunerChoiceOfVariant(r.variant);
       auto coll = exporting::theirName(kCollectives, r.collective);
       if (!choice || !coll) continue;

@@ -121,7 +121,7 @@ std::string prometheusText(const std::vector<ExportRun>& runs) {
   for (const ExportRun& er : runs) {
     const RunRecord& run = er.run;
     for (const ResultRecord& r : er.results) {
-      if (r.status != "ok") continue;
+      if (r.status != ResultStatus::kOk) continue;
       const auto choice = tunerChoiceOfVariant(r.variant);
       const std::string coll = inspectorCollectiveName(r.collective);
       // Inspector's labels first (same names, same spellings), then collbench's own.

@@ -116,7 +116,8 @@ std::vector<AlphaBetaFit> fitAlphaBeta(const std::vector<ExportRun>& runs,
   std::map<Key, Group> groups;
   for (const ExportRun& er : runs) {
     for (const ResultRecord& r : er.results) {
-      if (r.status != "ok" || !r.timeKnown || r.timeUs <= 0 || r.sizeBytes == 0) continue;
+      if (r.status != ResultStatus::kOk || !r.timeKnown || r.timeUs <= 0 || r.sizeBytes == 0)
+        continue;
       const int n = r.nranks ? *r.nranks : er.run.worldSize;
       auto bytes = busBytesOf(r, n);
       if (!bytes || n < 2) continue;

@@ -282,7 +282,7 @@ class ImbParser {
         r.iterations = row.reps;
         r.statistic = "mean";
         if (!row.failure.empty()) {
-          r.status = "skipped";
+          r.status = ResultStatus::kSkipped;
           r.message = "IMB: " + row.failure;
           r.timeKnown = false;
           run.results.push_back(std::move(r));
@@ -315,7 +315,7 @@ class ImbParser {
         if (c.defects >= 0) {
           r.wrong = row.defects > 0 ? 1 : 0;
           if (r.wrong > 0) {
-            r.status = "failed";
+            r.status = ResultStatus::kFailed;
             r.message = fmt::format("IMB defects {:g} (wrong=1 means at least one)", row.defects);
           }
         }
@@ -339,7 +339,7 @@ class ImbParser {
   void finishRun(ImportedRun& run, const std::string& when, bool usedMbytes, double mb) {
     RunRecord& rec = run.run;
     bool failed = false;
-    for (const auto& r : run.results) failed = failed || r.status == "failed";
+    for (const auto& r : run.results) failed = failed || r.status == ResultStatus::kFailed;
     rec.status = failed ? RunStatus::kFailed : RunStatus::kOk;
     rec.startedAt = when;
     if (!when.empty()) {

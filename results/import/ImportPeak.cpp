@@ -56,7 +56,8 @@ void judgeImportedRun(ImportedRun& run, const std::function<Bound(const std::str
         r.peakGBps = b.busbw;
         r.peakLimit = b.limit;
       }
-      if (r.status != "ok" || !r.busbw || !r.algbw || r.wrong.value_or(0) != 0) continue;
+      if (r.status != ResultStatus::kOk || !r.busbw || !r.algbw || r.wrong.value_or(0) != 0)
+        continue;
       if (auto f = judgedFigure(r.nranks.value_or(0), r.placement == "in", *r.algbw, *r.busbw)) {
         figures.emplace_back(r.sizeBytes, f.value());
       }

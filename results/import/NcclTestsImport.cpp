@@ -496,7 +496,7 @@ class NcclTestsParser {
     if (!errorColumn) {
       x.wrong = std::llround(*value);
       if (x.wrong > 0) {
-        x.status = "failed";
+        x.status = ResultStatus::kFailed;
         x.message = fmt::format("{} wrong elements", *x.wrong);
       }
       return;
@@ -504,7 +504,7 @@ class NcclTestsParser {
     double tolerance = toleranceFor(x.dtype);
     if (*value > tolerance) {
       x.wrong = 1;
-      x.status = "failed";
+      x.status = ResultStatus::kFailed;
       x.message = fmt::format(
           "max abs error {} exceeds the {} tolerance {:g} (old 'error' column; "
           "wrong=1 means at least one element)",
@@ -555,7 +555,7 @@ class NcclTestsParser {
       r.collective = coll;
       r.variant = variant;
       if (n > 0) r.nranks = n;  // 0: the log does not say
-      anyFailed = anyFailed || r.status == "failed";
+      anyFailed = anyFailed || r.status == ResultStatus::kFailed;
     }
     setRunRecord(sec, n, hosts, anyFailed, lastLine, run);
     json env = sectionEnvironment(sec, lastLine);
@@ -672,7 +672,7 @@ class NcclTestsParser {
   static std::optional<double> busRatio(const Section& sec) {
     const ResultRecord* best = nullptr;
     for (const auto& r : sec.results) {
-      if (r.status == "ok" && (!best || r.algbw > best->algbw)) best = &r;
+      if (r.status == ResultStatus::kOk && (!best || r.algbw > best->algbw)) best = &r;
     }
     if (!best || !(best->algbw >= 1) || !best->busbw) return std::nullopt;
     return *best->busbw / *best->algbw;

@@ -203,7 +203,7 @@ class JsonReport {
     double algbw = doubleAt(*it, "alg_bw", pw);
     double busbw = doubleAt(*it, "bus_bw", pw);
     if (std::isnan(time) || std::isnan(algbw) || std::isnan(busbw)) {
-      x.status = "skipped";  // nothing measured: the values stay unset
+      x.status = ResultStatus::kSkipped;  // nothing measured: the values stay unset
       x.timeKnown = false;
       x.message = "nccl-tests reported nan";
     } else {
@@ -217,7 +217,7 @@ class JsonReport {
       double w = numberOf(nwrong, pw + ".nwrong");
       if (!std::isnan(w)) x.wrong = std::llround(w);
       if (x.wrong > 0) {
-        x.status = "failed";
+        x.status = ResultStatus::kFailed;
         x.message = fmt::format("{} wrong elements", *x.wrong);
         anyFailed = true;
       }

@@ -251,7 +251,7 @@ class OsuParser {
         r.wrong = 0;
       } else if (v == "fail") {
         r.wrong = 1;
-        r.status = "failed";
+        r.status = ResultStatus::kFailed;
         r.message = "OSU validation failed (wrong=1 means at least one element)";
         sec.validationFailed = true;
       } else {

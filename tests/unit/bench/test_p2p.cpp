@@ -60,7 +60,7 @@ void expectSane(const Collected& c, P2pTest t, int iters, size_t expectedPoints)
     SCOPED_TRACE(testing::Message() << p2pTestName(t) << " " << p.bytes << " B");
     EXPECT_EQ(p.test, t);
     EXPECT_EQ(p.transport, "local");
-    EXPECT_EQ(p.status, "ok");
+    EXPECT_EQ(p.status, cb::ResultStatus::kOk);
     EXPECT_EQ(p.iterations, iters);
     ASSERT_EQ(p.samples.size(), static_cast<size_t>(iters));
     ASSERT_EQ(p.rankSamples.size(), static_cast<size_t>(2 * iters));
@@ -72,7 +72,9 @@ void expectSane(const Collected& c, P2pTest t, int iters, size_t expectedPoints)
     EXPECT_EQ(p.summary.n, static_cast<size_t>(iters));
     EXPECT_DOUBLE_EQ(p.timeSeconds, p.summary.median);
     EXPECT_EQ(p.wrong, 0);
-    if (p.bytes > 0) EXPECT_GT(p.bandwidthGBs, 0);
+    if (p.bytes > 0) {
+      EXPECT_GT(p.bandwidthGBs, 0);
+    }
   }
 }
 
@@ -119,7 +121,7 @@ TEST(P2p, MeanStatisticIsOsusDefinition) {
   Collected c = runLocal(2, o);
   ASSERT_EQ(c.points.size(), 5u);  // 1K .. 16K
   for (const P2pPoint& p : c.points) {
-    EXPECT_EQ(p.status, "ok");
+    EXPECT_EQ(p.status, cb::ResultStatus::kOk);
     EXPECT_EQ(p.wrong, 0);
     // OSU: 2 * size * window * iterations / total time, with samples = window time / W.
     double total = std::accumulate(p.samples.begin(), p.samples.end(), 0.0) * p.window;

@@ -1,5 +1,5 @@
 // Reporters (bench/Report.h): the nccl-tests table must reproduce real nccl-tests lines column
-// for column (rows of tests/data/samples fed back in as PointResults), stream rows as both
+// for column (rows of tests/data/samples fed back in as points), stream rows as both
 // placements arrive, print N/A where nccl-tests does, and average busbw as nccl-tests does; the
 // side-by-side view marks winners; JSON parses back with every field; CSV has a fixed header.
 #include <gtest/gtest.h>
@@ -19,18 +19,29 @@ namespace {
 using cb::Collective;
 using cb::DataType;
 using cb::Placement;
-using cb::PointResult;
 using cb::RedOp;
+using cb::ResultRecord;
+using cb::ResultStatus;
 
-PointResult point(Collective c, uint64_t bytes, size_t count, Placement pl, double us, double algbw,
-                  double busbw, int64_t wrong, const std::string& variant = "nccl",
-                  DataType t = DataType::kFloat, RedOp op = RedOp::kSum) {
-  PointResult p{
-      c, variant, t,  op, cb::hasRoot(c) ? 0 : -1, bytes, count, pl, 16, "ok", "", 20, {}, 0, 0,
-      0, wrong,   {}, {}};
-  p.timeSeconds = us / 1e6;
+// A measured point as the engine reports it: 16 ranks, 20 iterations; wrong -1: not checked.
+ResultRecord point(Collective c, uint64_t bytes, size_t count, Placement pl, double us,
+                   double algbw, double busbw, int64_t wrong, const std::string& variant = "nccl",
+                   DataType t = DataType::kFloat, RedOp op = RedOp::kSum) {
+  ResultRecord p;
+  p.collective = std::string(cb::collectiveName(c));
+  p.variant = variant;
+  p.dtype = std::string(cb::dataTypeName(t));
+  p.op = cb::hasReduction(c) ? std::string(cb::redOpName(op)) : "none";
+  if (cb::hasRoot(c)) p.root = 0;
+  p.sizeBytes = bytes;
+  p.count = count;
+  p.placement = std::string(cb::placementName(pl));
+  p.nranks = 16;
+  p.iterations = 20;
+  p.timeUs = us;
   p.algbw = algbw;
   p.busbw = busbw;
+  if (wrong >= 0) p.wrong = wrong;
   return p;
 }
 
@@ -155,7 +166,7 @@ TEST(NcclTestsTable, MissingPlacementsPrintNotAvailable) {
   cb::NcclTestsTable table(Collective::kAllReduce, cb::TextOut(&text), {true, false});
   table.add(point(Collective::kAllReduce, 64, 16, Placement::kOut, 20, 1, 2, -1));
   auto unsup = point(Collective::kAllReduce, 128, 32, Placement::kOut, 0, 0, 0, -1);
-  unsup.status = "unsupported";
+  unsup.status = ResultStatus::kUnsupported;
   table.add(unsup);
   table.finish();
   auto lines = splitLines(text);
@@ -215,7 +226,7 @@ TEST(SideBySideTable, MarksFastestAndCountsWins) {
   side.add(point(c, 32, 8, Placement::kOut, 6, 0, 5.0, 0, "a"));
   side.add(point(c, 32, 8, Placement::kOut, 6, 0, 5.0, 0, "b"));
   auto unsup = point(c, 32, 8, Placement::kOut, 0, 0, 0, -1, "c");
-  unsup.status = "unsupported";
+  unsup.status = ResultStatus::kUnsupported;
   side.add(unsup);
   EXPECT_EQ(side.wins(), (std::vector<int>{1, 1, 0}));
   EXPECT_TRUE(side.anyMeasured());
@@ -254,17 +265,17 @@ TEST(SideBySideTable, TimeMetricAndMissingCells) {
   EXPECT_THROW(cb::parseSideMetric("algbw"), cb::UsageError);
 }
 
-std::vector<PointResult> samplePoints() {
+std::vector<ResultRecord> samplePoints() {
   auto a =
       point(Collective::kAllReduce, 1024, 256, Placement::kOut, 12.5, 0.08, 0.12, 0, "ring/local");
   a.nranks = 2;
-  a.samples = {12e-6, 12.5e-6, 13e-6};
-  a.rankSamples = {11e-6, 12.5e-6, 13e-6, 12e-6, 12e-6, 12.5e-6};
-  a.summary = cb::summarize(a.samples);
-  a.peak = 0.24;
+  const std::vector<double> samples{12e-6, 12.5e-6, 13e-6};
+  cb::setTiming(a, cb::summarize(samples), 12.5e-6, 20, cb::Statistic::kMedian, samples,
+                {11e-6, 12.5e-6, 13e-6, 12e-6, 12e-6, 12.5e-6});
+  a.peakGBps = 0.24;
   a.peakLimit = "host memory";
   auto b = point(Collective::kBroadcast, 64, 16, Placement::kIn, 0, 0, 0, -1, "mpi");
-  b.status = "unsupported";
+  b.status = ResultStatus::kUnsupported;
   b.message = "needs \"power of two\", ranks";
   return {a, b};
 }
@@ -302,9 +313,9 @@ TEST(ResultsExport, JsonRoundTrip) {
   EXPECT_NEAR(p["summary_us"]["median"].get<double>(), 12.5, 1e-9);
   EXPECT_NEAR(p["summary_us"]["min"].get<double>(), 12.0, 1e-9);
   EXPECT_NEAR(p["summary_us"]["max"].get<double>(), 13.0, 1e-9);
-  EXPECT_NEAR(p["summary_us"]["p99"].get<double>(), points[0].summary.p99 * 1e6, 1e-9);
+  EXPECT_NEAR(p["summary_us"]["p99"].get<double>(), *points[0].p99Us, 1e-9);
   EXPECT_NEAR(p["summary_us"]["stddev"].get<double>(), 0.5, 1e-9);
-  EXPECT_NEAR(p["summary_us"]["cv"].get<double>(), points[0].summary.cv, 1e-12);
+  EXPECT_NEAR(p["summary_us"]["cv"].get<double>(), *points[0].cv, 1e-12);
   ASSERT_EQ(p["samples_us"].size(), 3u);
   EXPECT_NEAR(p["samples_us"][2].get<double>(), 13.0, 1e-9);
   ASSERT_EQ(p["rank_samples_us"].size(), 2u);  // one array per rank
@@ -337,8 +348,9 @@ TEST(ResultsExport, CsvHeaderAndRows) {
       lines[1].rfind("allreduce,ring/local,float,sum,,1024,256,out,2,ok,20,12.5,0.08,0.12,0,", 0),
       0u)
       << lines[1];
-  // Unknown values are empty fields: no time for an unsupported point, wrong not checked.
-  EXPECT_EQ(lines[2].rfind("broadcast,mpi,float,sum,0,64,16,in,16,unsupported,20,,,,,,,,,,,,", 0),
+  // Unknown values are empty fields: no time for an unsupported point, wrong not checked; a
+  // collective without a reduction has op none, as in the database.
+  EXPECT_EQ(lines[2].rfind("broadcast,mpi,float,none,0,64,16,in,16,unsupported,20,,,,,,,,,,,,", 0),
             0u)
       << lines[2];
   EXPECT_NE(lines[1].find(",0.24,50,"), std::string::npos) << lines[1];
@@ -448,7 +460,7 @@ TEST(ReportSet, AFailedPointSaysWhyUnderItsRow) {
   {
     cb::ReportSet report(f, "nccl-tests", "busbw", 1, {true, false});
     auto p = point(Collective::kAllReduce, 1024, 256, Placement::kOut, 0, 0, 0, -1, "nccl");
-    p.status = "failed";
+    p.status = ResultStatus::kFailed;
     p.message = "ncclAllReduce did not complete before the deadline (-T)";
     report.add(p);
     report.endGroup();
@@ -475,12 +487,12 @@ TEST(ReportSet, UnsupportedVariantsGetOneLineUnlessTheyRunSomewhere) {
     auto c = Collective::kReduceScatter;
     for (uint64_t bytes : {12u, 24u}) {
       auto never = point(c, bytes, bytes / 12, Placement::kOut, 0, 0, 0, -1, "nccl");
-      never.status = "unsupported";
+      never.status = ResultStatus::kUnsupported;
       never.message = "no GPU";
       report.add(never);
       // "pow2" can't run the first size but runs the second: its table shows both rows.
       auto late = point(c, bytes, bytes / 12, Placement::kOut, 2, 1, 1, 0, "pow2");
-      if (bytes == 12) late.status = "unsupported";
+      if (bytes == 12) late.status = ResultStatus::kUnsupported;
       report.add(late);
     }
     report.endGroup();

@@ -1,6 +1,7 @@
 // The sweep plan is the one layout of a sweep's points: the engine measures exactly its points in
 // its order, the progress line shows the same list, the memory estimate sizes only what runs, and
 // the options are checked once, when a checked plan is made.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -34,11 +35,16 @@ SweepOptions mixedSweep() {
   return o;
 }
 
-std::string key(Collective c, DataType t, RedOp op, uint64_t bytes, const std::string& variant,
-                Placement p) {
-  return std::string(collectiveName(c)) + " " + std::string(dataTypeName(t)) + " " +
-         std::string(redOpName(op)) + " " + std::to_string(bytes) + " " + variant + " " +
-         std::string(placementName(p));
+std::string key(std::string_view c, std::string_view t, std::string_view op, uint64_t bytes,
+                const std::string& variant, std::string_view p) {
+  return fmt::format("{} {} {} {} {} {}", c, t, op, bytes, variant, p);
+}
+
+// A planned point's key as its record names it: op "none" where the collective reduces nothing.
+std::string key(const PlannedPoint& p, const std::string& variant) {
+  const std::string_view op = hasReduction(p.args.coll) ? redOpName(p.args.op) : "none";
+  return key(collectiveName(p.args.coll), dataTypeName(p.args.dtype), op, p.bytes, variant,
+             placementName(p.placement));
 }
 
 TEST(SweepPlan, TheEngineMeasuresThePlansPointsInItsOrder) {
@@ -48,7 +54,7 @@ TEST(SweepPlan, TheEngineMeasuresThePlansPointsInItsOrder) {
   int groupEnds = 0;
   for (const auto& p : plan.points()) {
     const std::string variant = p.variant ? p.variant->name + "/local" : "memcpy";
-    planned.push_back(key(p.args.coll, p.args.dtype, p.args.op, p.bytes, variant, p.placement));
+    planned.push_back(key(p, variant));
     groupEnds += p.endsGroup ? 1 : 0;
   }
   // allreduce: 2 dtypes x 2 ops; allgather and broadcast (no reduction): 2 dtypes; two cycles.
@@ -61,9 +67,9 @@ TEST(SweepPlan, TheEngineMeasuresThePlansPointsInItsOrder) {
   int sinkGroupEnds = 0;
   LocalWorld::run(3, [&](Communicator& comm) {
     SweepSink sink;
-    sink.onPoint = [&](const PointResult& r) {
-      measured.push_back(key(r.coll, r.dtype, r.op, r.bytes, r.variant, r.placement));
-      EXPECT_EQ(r.status, "ok") << r.variant << ": " << r.message;
+    sink.onPoint = [&](const ResultRecord& r) {
+      measured.push_back(key(r.collective, r.dtype, r.op, r.sizeBytes, r.variant, r.placement));
+      EXPECT_TRUE(r.ok()) << r.variant << ": " << r.message;
       if (r.variant != "memcpy") {
         EXPECT_EQ(r.wrong, 0);
       }

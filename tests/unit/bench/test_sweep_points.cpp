@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/Report.h"
 #include "bench/Sweep.h"
 #include "bench/TimingLoops.h"
 #include "bench/Verify.h"
@@ -38,11 +39,12 @@ class ScriptedCall final : public PreparedCollective {
 };
 
 // Runs the sweep on a local world of `n` ranks; rank 0's points and summary.
-std::vector<PointResult> sweepLocal(int n, const SweepOptions& o, SweepSummary* summary = nullptr) {
-  std::vector<PointResult> points;
+std::vector<ResultRecord> sweepLocal(int n, const SweepOptions& o,
+                                     SweepSummary* summary = nullptr) {
+  std::vector<ResultRecord> points;
   LocalWorld::run(n, [&](Communicator& comm) {
     SweepSink sink;
-    sink.onPoint = [&](const PointResult& p) { points.push_back(p); };  // rank 0 only
+    sink.onPoint = [&](const ResultRecord& p) { points.push_back(p); };  // rank 0 only
     Team team(comm);
     auto s = runSweep(team, o, sink);
     if (comm.rank() == 0 && summary) *summary = s;
@@ -79,6 +81,47 @@ SweepOptions smallSweep(const Registry& r) {
   return o;
 }
 
+// What a point does not know stays unset (no root, not verified, not timed) from the engine on,
+// and `show --format nccl-tests` prints it N/A; a record nccl-tests has no test for is left out.
+TEST(SweepPoints, AnUnsupportedPointLeavesItsUnknownValuesUnset) {
+  Registry r;
+  VariantInfo v = scripted("never", 0, false, nullptr);
+  v.coll = Collective::kAllGather;
+  v.unsupported = [](Team&, const CollArgs&, const VariantOptions&) {
+    return std::optional<std::string>("why not");
+  };
+  r.add(v);
+  SweepOptions o = smallSweep(r);
+  o.collectives = {Collective::kAllGather};
+  o.dtypes = {DataType::kHalf};
+  o.minBytes = o.maxBytes = 4096;
+  o.inPlace = true;
+  o.outOfPlace = false;
+  auto points = sweepLocal(4, o);
+  ASSERT_EQ(points.size(), 1u);
+  const ResultRecord& p = points[0];
+  EXPECT_EQ(p.status, ResultStatus::kUnsupported);
+  EXPECT_EQ(p.message, "why not");
+  EXPECT_EQ(p.collective, "allgather");
+  EXPECT_EQ(p.dtype, "half");
+  EXPECT_EQ(p.op, "none");  // allgather has no reduction
+  EXPECT_EQ(p.placement, "in");
+  EXPECT_EQ(p.count, 4096u / 2 / 4);
+  EXPECT_FALSE(p.root.has_value());
+  EXPECT_FALSE(p.wrong.has_value());
+  EXPECT_FALSE(p.algbw.has_value());
+  EXPECT_FALSE(p.iterations.has_value());
+  EXPECT_FALSE(p.timeKnown);
+  EXPECT_TRUE(ncclTestsPrintable(p));
+  std::string text;
+  NcclTestsTable table(Collective::kAllGather, TextOut(&text), {false, true});
+  table.add(p);
+  EXPECT_NE(text.find("     -1      N/A     N/A     N/A    N/A"), std::string::npos) << text;
+  ResultRecord proxy = p;
+  proxy.collective = "proxy-dp";
+  EXPECT_FALSE(ncclTestsPrintable(proxy));
+}
+
 TEST(SweepPoints, RunTimeErrorFailsThePointAndTheSweepGoesOn) {
   std::atomic<int> calls{0};
   Registry r;
@@ -93,16 +136,16 @@ TEST(SweepPoints, RunTimeErrorFailsThePointAndTheSweepGoesOn) {
   EXPECT_EQ(summary.failed, 1);
   EXPECT_EQ(summary.unsupported, 1);
   for (const auto& p : points) {
-    if (p.variant == "boom" && p.bytes == 16) {
-      EXPECT_EQ(p.status, "failed");
+    if (p.variant == "boom" && p.sizeBytes == 16) {
+      EXPECT_EQ(p.status, ResultStatus::kFailed);
       EXPECT_NE(p.message.find("injected failure"), std::string::npos) << p.message;
-      EXPECT_TRUE(p.samples.empty());
-    } else if (p.variant == "refused" && p.bytes == 32) {
-      EXPECT_EQ(p.status, "unsupported");
+      EXPECT_TRUE(p.samplesUs.empty());
+    } else if (p.variant == "refused" && p.sizeBytes == 32) {
+      EXPECT_EQ(p.status, ResultStatus::kUnsupported);
       EXPECT_NE(p.message.find("refused at run time"), std::string::npos) << p.message;
     } else {
-      EXPECT_EQ(p.status, "ok") << p.variant << " " << p.bytes << ": " << p.message;
-      EXPECT_EQ(p.samples.size(), 3u);
+      EXPECT_TRUE(p.ok()) << p.variant << " " << p.sizeBytes << ": " << p.message;
+      EXPECT_EQ(p.samplesUs.size(), 3u);
     }
   }
 }
@@ -122,12 +165,12 @@ TEST(SweepPoints, TimingModesTakeTheirToolsSamples) {
     auto points = sweepLocal(2, o);
     ASSERT_EQ(points.size(), 1u);
     const auto& p = points[0];
-    EXPECT_EQ(p.status, "ok") << p.message;
+    EXPECT_TRUE(p.ok()) << p.message;
     // Every mode makes warm-up + iterations calls on each of the 2 ranks.
     EXPECT_EQ(calls.load(), 2 * (5 + 2)) << timingModeName(mode);
-    EXPECT_EQ(p.samples.size(), static_cast<size_t>(samplesPerRank(mode, 5)))
+    EXPECT_EQ(p.samplesUs.size(), static_cast<size_t>(samplesPerRank(mode, 5)))
         << timingModeName(mode);
-    EXPECT_EQ(p.rankSamples.size(), 2 * p.samples.size());
+    EXPECT_EQ(p.rankSamplesUs.size(), 2 * p.samplesUs.size());
     EXPECT_EQ(parseTimingMode(timingModeName(mode)), mode);
   }
   EXPECT_THROW(parseTimingMode("osu7"), UsageError);

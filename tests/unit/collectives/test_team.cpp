@@ -65,9 +65,9 @@ TEST(Team, SweepSetsUpEachTransportOncePerTeam) {
     o.warmup = 1;
     o.timeoutSeconds = 60;
     SweepSink sink;
-    sink.onPoint = [&](const PointResult& p) {
-      EXPECT_EQ(p.status, "ok") << p.variant << " " << p.bytes << ": " << p.message;
-      EXPECT_EQ(p.wrong, 0) << p.variant << " " << p.bytes;
+    sink.onPoint = [&](const ResultRecord& p) {
+      EXPECT_TRUE(p.ok()) << p.variant << " " << p.sizeBytes << ": " << p.message;
+      EXPECT_EQ(p.wrong, 0) << p.variant << " " << p.sizeBytes;
       ++points;
     };
     runSweep(team, o, sink);

@@ -441,12 +441,12 @@ TEST(CompareRuns, FailuresAndUnsupportedCases) {
   CompareOptions o;
   RunSet base = replicates(1, 4, rng, quiet), cand = replicates(100, 4, rng, quiet);
   // The first candidate run's results: ring/local sizes 1K..256K.
-  cand.results[1].status = "failed";
+  cand.results[1].status = ResultStatus::kFailed;
   cand.results[1].message = "timeout after 300 s";
   cand.results[2].wrong = 12;
   for (RunSet* s : {&base, &cand}) {
     for (auto& r : s->results) {
-      if (r.sizeBytes == 262144 && r.variant == "rd/local") r.status = "unsupported";
+      if (r.sizeBytes == 262144 && r.variant == "rd/local") r.status = ResultStatus::kUnsupported;
     }
   }
   Comparison c = compareRuns(base, cand, o);

@@ -250,7 +250,7 @@ TEST(ExportSimulators, OneSizeIsNothingToFit) {
 TEST(ExportPrometheus, InspectorLabelsAndEscaping) {
   std::vector<ExportRun> runs = tunerSweep();
   runs[0].results.push_back(result("allreduce", "ring", 64u << 20, 1000, 8, 1.75));
-  runs[0].results.back().status = "unsupported";  // left out
+  runs[0].results.back().status = ResultStatus::kUnsupported;  // left out
   const std::string text = prometheusText(runs);
   EXPECT_NE(text.find("# TYPE collbench_bus_bandwidth_gbs gauge\n"), std::string::npos);
   EXPECT_NE(

@@ -87,7 +87,7 @@ TEST(HtmlReport, EscapesEveryUserText) {
   rr.run.hosts = evil;
   rr.run.environmentJson = "{\"k\": \"" + evil + "\"}";
   rr.results[0].variant = evil;
-  rr.results[1].status = "failed";
+  rr.results[1].status = ResultStatus::kFailed;
   rr.results[1].message = evil;
   HtmlReportInput input;
   input.title = evil;
@@ -312,7 +312,7 @@ TEST(HtmlReport, EmptyRunsAndEmptyInput) {
   ReportRun failed;
   failed.run.id = 10;
   failed.results.push_back(result("ring", 1024, 0, 0));
-  failed.results[0].status = "failed";
+  failed.results[0].status = ResultStatus::kFailed;
   failed.results[0].message = "timeout";
   input.runs.push_back(failed);
   page = renderHtmlReport(input);

@@ -214,12 +214,12 @@ TEST(ImportNcclTests, OldFormatFailedAllGather) {
     EXPECT_FALSE(r.root.has_value());
     if (r.wrong > 0) {
       ++wrongPlacements;
-      EXPECT_EQ(r.status, "failed");
+      EXPECT_EQ(r.status, cb::ResultStatus::kFailed);
       EXPECT_NE(r.message.find("1e+00"), std::string::npos) << r.message;
       EXPECT_GE(r.sizeBytes, 4294967280ull);
     } else {
       EXPECT_EQ(r.wrong, 0);
-      EXPECT_EQ(r.status, "ok");
+      EXPECT_EQ(r.status, cb::ResultStatus::kOk);
     }
   }
   EXPECT_EQ(wrongPlacements, 4);  // the footer's "Out of bounds values : 4 FAILED"
@@ -241,7 +241,7 @@ TEST(ImportNcclTests, OldFormatResidualsAreNotFailures) {
   EXPECT_EQ(run.run.status, RunStatus::kOk);
   for (const auto& r : run.results) {
     EXPECT_EQ(r.wrong, 0);
-    EXPECT_EQ(r.status, "ok");
+    EXPECT_EQ(r.status, cb::ResultStatus::kOk);
     EXPECT_EQ(r.op, "sum");
   }
   const auto& r = find(run, 8, "out");
@@ -377,7 +377,7 @@ TEST(ImportNcclTests, PerIterationColumnsTimestampsAndChatter) {
   EXPECT_EQ(a.iterations, 10);
   const auto& bad = find(run, 2048, "out");
   EXPECT_EQ(bad.wrong, 3);
-  EXPECT_EQ(bad.status, "failed");
+  EXPECT_EQ(bad.status, cb::ResultStatus::kFailed);
   EXPECT_EQ(find(run, 2048, "in").wrong, 0);
   bool warned = false;
   for (const auto& n : run.notes) warned = warned || n.find("something odd") != std::string::npos;
@@ -514,7 +514,8 @@ TEST(ImportNcclTestsJson, LayoutVersion1QuirksAndErrors) {
   ASSERT_EQ(runs[0].results.size(), 2u);
   EXPECT_EQ(runs[0].results[0].collective, "allgather");
   EXPECT_DOUBLE_EQ(runs[0].results[0].timeUs, 12.5);
-  EXPECT_EQ(runs[0].results[1].status, "failed");  // nwrong 2 beats the nan measurement
+  EXPECT_EQ(runs[0].results[1].status,
+            cb::ResultStatus::kFailed);  // nwrong 2 beats the nan measurement
   EXPECT_EQ(runs[0].results[1].wrong, 2);
 
   // Aborted version-1 run: truncated JSON.
@@ -648,7 +649,7 @@ TEST(ImportOsu, ValidationBarrierConcatenationAndErrors) {
   EXPECT_EQ(runs[0].run.status, RunStatus::kFailed);
   EXPECT_EQ(runs[0].results[0].wrong, 0);
   EXPECT_EQ(runs[0].results[1].wrong, 1);
-  EXPECT_EQ(runs[0].results[1].status, "failed");
+  EXPECT_EQ(runs[0].results[1].status, cb::ResultStatus::kFailed);
   EXPECT_DOUBLE_EQ(runs[0].results[0].medianUs, 1.9);
   EXPECT_DOUBLE_EQ(runs[0].results[0].p99Us.value(), 3.0);
   EXPECT_NEAR(runs[0].results[0].busbw.value(), 4 / 2.0 / 1e3,
@@ -759,7 +760,7 @@ TEST(ImportImb, OldVersionUnitsAndOneRunPerWorldSize) {
   EXPECT_EQ(runs[0].results[2].collective, "allreduce");
   EXPECT_NEAR(runs[0].results[2].busbw.value(), 1024 / 3.0 / 1e3 * 2 * 1 / 2, 1e-12);
   ASSERT_EQ(runs[1].results.size(), 2u);
-  EXPECT_EQ(runs[1].results[1].status, "skipped");  // IMB could not run that size
+  EXPECT_EQ(runs[1].results[1].status, cb::ResultStatus::kSkipped);  // IMB could not run that size
   EXPECT_NE(runs[1].results[1].message.find("out-of-mem"), std::string::npos);
   EXPECT_EQ(runs[1].run.status, RunStatus::kOk);
 }

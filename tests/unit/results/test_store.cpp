@@ -169,7 +169,7 @@ TEST(Store, RoundTripsRunsResultsAndSamples) {
 
   std::vector<ResultRecord> written;
   for (int i = 0; i < 5; ++i) written.push_back(makeResult(id, i));
-  written[2].status = "unsupported";
+  written[2].status = ResultStatus::kUnsupported;
   written[2].message = "needs a power of two";
   written[2].samplesUs.clear();
   written[2].rankSamplesUs.clear();

@@ -13,7 +13,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "adapters/SweepRecords.h"
 #include "common/TempDir.h"
 #include "results/Store.h"
 #include "results/import/Import.h"
@@ -256,7 +255,7 @@ TEST(NullMigration, AFreshStoreBindsNullAndReadsItBack) {
   r.variant = "mpi";
   r.sizeBytes = 64;
   r.placement = "out";
-  r.status = "skipped";
+  r.status = ResultStatus::kSkipped;
   r.timeKnown = r.medianKnown = false;
   store.addResult(r);
   Raw db(tmp.file("cb.db"));
@@ -333,42 +332,6 @@ TEST(NullImport, NcclTestsNotCheckedNotRootedNoMedian) {
   EXPECT_EQ(db.row(33554432, "in"),
             "'double'|'none'|NULL|262144|16|20|2198.5|NULL|2198.5|NULL|NULL|NULL|NULL|15.26|14.31|"
             "NULL");
-}
-
-// A sweep point's unknown values (no root, not verified, not timed) are unset in its record, and
-// `show --format nccl-tests` gets the sweep's conventions back from the record (root -1, wrong
-// -1 printed N/A, time 0); a record nccl-tests has no test for gives no point.
-TEST(UnknownValues, ASweepPointAndItsRecordAgreeBothWays) {
-  PointResult p{};
-  p.coll = Collective::kAllGather;
-  p.variant = "ring/local";
-  p.dtype = DataType::kHalf;
-  p.op = RedOp::kSum;
-  p.root = -1;
-  p.bytes = 4096;
-  p.count = 1024;
-  p.placement = Placement::kIn;
-  p.nranks = 4;
-  p.status = "unsupported";
-  p.message = "why not";
-  const ResultRecord r = toRecord(p, 7, Statistic::kMedian);
-  EXPECT_FALSE(r.root.has_value());
-  EXPECT_FALSE(r.wrong.has_value());
-  EXPECT_FALSE(r.algbw.has_value());
-  EXPECT_FALSE(r.timeKnown);
-  EXPECT_EQ(r.op, "none");  // allgather has no reduction
-  const std::optional<PointResult> back = pointFromRecord(r);
-  ASSERT_TRUE(back.has_value());
-  EXPECT_EQ(back->coll, p.coll);
-  EXPECT_EQ(back->dtype, p.dtype);
-  EXPECT_EQ(back->root, -1);
-  EXPECT_EQ(back->wrong, -1);
-  EXPECT_EQ(back->timeSeconds, 0);
-  EXPECT_EQ(back->placement, Placement::kIn);
-  EXPECT_EQ(back->status, "unsupported");
-  ResultRecord proxy = r;
-  proxy.collective = "proxy-dp";
-  EXPECT_FALSE(pointFromRecord(proxy).has_value());
 }
 
 }  // namespace
