@@ -14,8 +14,7 @@ namespace cb {
 Schedule binomialBroadcast(int rank, int nranks, const CollArgs& args, const AlgoOptions&) {
   const size_t count = args.count;
   ScheduleBuilder b(count, count);
-  const Span send{BufferRef::kSend, 0, count};
-  const Span recv{BufferRef::kRecv, 0, count};
+  const auto [send, recv] = wholeBuffers(count);
   const int v = (rank - args.root % nranks + nranks) % nranks;
   auto real = [&](int u) { return (u + args.root) % nranks; };
   int low = 1;  // lowbit(v); for the root, the smallest power of two >= n

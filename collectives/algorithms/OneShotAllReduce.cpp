@@ -17,8 +17,7 @@ namespace cb {
 Schedule oneShotAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions&) {
   const size_t count = args.count;
   ScheduleBuilder b(count, count);
-  const Span send{BufferRef::kSend, 0, count};
-  const Span recv{BufferRef::kRecv, 0, count};
+  const auto [send, recv] = wholeBuffers(count);
   // Input of rank j != rank.
   auto slot = [&](int j) {
     return Span{BufferRef::kScratch, static_cast<size_t>(j < rank ? j : j - 1) * count, count};

@@ -24,8 +24,7 @@ Schedule rabenseifnerAllReduce(int rank, int nranks, const CollArgs& args, const
   const Fold f(nranks);
   const size_t p = static_cast<size_t>(f.p);
   ScheduleBuilder b(count, count);
-  const Span send{BufferRef::kSend, 0, count};
-  const Span recv{BufferRef::kRecv, 0, count};
+  const auto [send, recv] = wholeBuffers(count);
   // Chunks [lo, hi) of the p-way split.
   auto chunks = [&](BufferRef buf, int lo, int hi) {
     size_t begin = chunkBegin(count, p, static_cast<size_t>(lo));

@@ -23,8 +23,7 @@ Schedule recDoublingAllReduce(int rank, int nranks, const CollArgs& args, const 
   const size_t count = args.count;
   const Fold f(nranks);
   ScheduleBuilder b(count, count);
-  const Span send{BufferRef::kSend, 0, count};
-  const Span recv{BufferRef::kRecv, 0, count};
+  const auto [send, recv] = wholeBuffers(count);
   const Span scratch{BufferRef::kScratch, 0, count};
   if (f.extra(rank)) {
     b.newPhase().steps.push_back(sendStep(rank - 1, send));

@@ -17,10 +17,7 @@ Schedule ringAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOpt
   const size_t count = args.count;
   const size_t n = static_cast<size_t>(nranks);
   ScheduleBuilder b(count, count);
-  auto chunk = [&](BufferRef buf, size_t j) {
-    j %= n;
-    return Span{buf, chunkBegin(count, n, j), chunkSize(count, n, j)};
-  };
+  auto chunk = [&](BufferRef buf, size_t j) { return chunkOf(buf, count, n, j % n); };
   const int right = (rank + 1) % nranks, left = (rank - 1 + nranks) % nranks;
   const size_t r = static_cast<size_t>(rank);
   if (nranks == 1) {

@@ -17,8 +17,7 @@ namespace cb {
 Schedule treeAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions&) {
   const size_t count = args.count;
   ScheduleBuilder b(count, count);
-  const Span send{BufferRef::kSend, 0, count};
-  const Span recv{BufferRef::kRecv, 0, count};
+  const auto [send, recv] = wholeBuffers(count);
   Span cur = send;
   int low = 1;  // lowbit(rank), or the smallest power of two >= n for rank 0
   for (; low < nranks; low <<= 1) {

@@ -18,10 +18,7 @@ Schedule twoShotAllReduce(int rank, int nranks, const CollArgs& args, const Algo
   const size_t count = args.count;
   const size_t n = static_cast<size_t>(nranks);
   ScheduleBuilder b(count, count);
-  auto chunk = [&](BufferRef buf, int j) {
-    const auto u = static_cast<size_t>(j);
-    return Span{buf, chunkBegin(count, n, u), chunkSize(count, n, u)};
-  };
+  auto chunk = [&](BufferRef buf, int j) { return chunkOf(buf, count, n, static_cast<size_t>(j)); };
   const size_t mine = chunkSize(count, n, static_cast<size_t>(rank));
   // Rank j's contribution to chunk `rank`.
   auto slot = [&](int j) {

@@ -69,6 +69,17 @@ inline size_t chunkBegin(size_t count, size_t parts, size_t i) {
 inline size_t chunkSize(size_t count, size_t parts, size_t i) {
   return chunkBegin(count, parts, i + 1) - chunkBegin(count, parts, i);
 }
+// Part i of buffer `buf` when its `count` elements are split into `parts` balanced parts.
+inline Span chunkOf(BufferRef buf, size_t count, size_t parts, size_t i) {
+  return Span{buf, chunkBegin(count, parts, i), chunkSize(count, parts, i)};
+}
+// The whole send and receive buffers of `count` elements each (an allreduce's, a broadcast's).
+struct WholeBuffers {
+  Span send, recv;
+};
+inline WholeBuffers wholeBuffers(size_t count) {
+  return {Span{BufferRef::kSend, 0, count}, Span{BufferRef::kRecv, 0, count}};
+}
 
 // Cost of one rank's schedule (element size in bytes); the critical path is the max over ranks.
 Cost rankCost(const Schedule& s, size_t elementSize);

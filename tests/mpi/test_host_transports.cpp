@@ -178,7 +178,7 @@ void checkCollective(Transport& t, const AlgorithmInfo& algo, CollArgs args, boo
     auto copy = [](std::byte* dst, const std::byte* src, size_t bytes) {
       if (bytes) std::memcpy(dst, src, bytes);
     };
-    if (rc * es) std::memset(recv, 0x5a, rc * es);
+    if (rc * es != 0) std::memset(recv, 0x5a, rc * es);
     fillInput(args, rank, n, seed, input.data());
     const std::byte* got = recv;
     if (!inPlace) {
@@ -222,8 +222,12 @@ TEST_P(HostTransportTest, RingCollectivesThroughTheHostExecutor) {
     }
   }
   // Between processes the shm transport reads large messages in shareable memory in place.
-  if (GetParam() == "shm" && size() > 1) EXPECT_GT(t->zeroCopySends(), 0u);
-  if (GetParam() != "shm") EXPECT_EQ(t->zeroCopySends(), 0u);
+  if (GetParam() == "shm" && size() > 1) {
+    EXPECT_GT(t->zeroCopySends(), 0u);
+  }
+  if (GetParam() != "shm") {
+    EXPECT_EQ(t->zeroCopySends(), 0u);
+  }
 }
 
 // Every algorithm over shm with shareable buffers and zero copy from the smallest message up:
@@ -241,7 +245,9 @@ TEST_F(MpiTest, EveryAlgorithmOverShmZeroCopy) {
       }
     }
   }
-  if (size() > 1) EXPECT_GT(t->zeroCopySends(), 0u);
+  if (size() > 1) {
+    EXPECT_GT(t->zeroCopySends(), 0u);
+  }
 }
 
 TEST_P(HostTransportTest, MismatchedSizesAreAnError) {
