@@ -6,7 +6,6 @@
 # Usage: diag.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: diag.sh COLLBENCH}
-src=${CB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 source "$(dirname "$0")/lib/common.sh"
 scratch diag
 fast=(--size 64K -W 4 -n 5 --latency-iters 40)

@@ -9,10 +9,8 @@
 set -uo pipefail
 cb=${1:?usage: gpu_bundle.sh COLLBENCH}
 here=$(cd "$(dirname "$0")" && pwd)
-src=${CB_SOURCE_DIR:-$here/../..}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_gpu_bundle.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
 source "$here/lib/common.sh"
+scratch gpu_bundle
 source "$here/lib/gpu.sh"
 require_gpu_build gpu_bundle
 

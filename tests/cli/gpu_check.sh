@@ -7,10 +7,8 @@
 set -uo pipefail
 cb=${1:?usage: gpu_check.sh COLLBENCH}
 here=$(cd "$(dirname "$0")" && pwd)
-src=${CB_SOURCE_DIR:-$here/../..}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_gpu_check.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
 source "$here/lib/common.sh"
+scratch gpu_check
 source "$here/lib/gpu.sh"
 require_gpu_build gpu_check
 if [ "$(grep -m1 -E '^  nccl ' <<<"$listed" | awk '{print $3}')" = usable ]; then

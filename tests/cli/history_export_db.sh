@@ -7,7 +7,6 @@ set -uo pipefail
 cb=${1:?usage: history_export_db.sh COLLBENCH}
 source "$(dirname "$0")/lib/common.sh"
 scratch history
-hasnt() { ! grep -qF -- "$2" <<<"$1" || fail "did not expect '$2' in: $1"; }
 
 # Three runs: 2 sizes x 2 variants x 2 placements = 8 results of 5 iterations each.
 run=(run allreduce --np 2 -b 1K -e 4K -f 4 -n 5 -w 1 --algo ring,tree --format none --db "$db")

@@ -6,10 +6,9 @@
 # Usage: inspector_import.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: inspector_import.sh COLLBENCH}
-src=${CB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-data=$src/tests/data
 source "$(dirname "$0")/lib/common.sh"
 scratch inspector
+data=$src/tests/data
 
 expect 0 "$cb" import "$data/nccltests_1_h100-2node-16gpu-mpi-g1-allreduce.txt" --db "$db" --label bench
 expect 0 "$cb" import "$data/inspector/inspector_2node_16rank_allreduce.jsonl" --db "$db" \

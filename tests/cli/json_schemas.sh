@@ -6,10 +6,9 @@
 # Usage: json_schemas.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: json_schemas.sh COLLBENCH}
-src=${CB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-schemas=$src/docs/schema
 source "$(dirname "$0")/lib/common.sh"
 scratch schemas
+schemas=$src/docs/schema
 python3 -c 'import jsonschema' 2>/dev/null || {
   echo "FAIL: python3 has no jsonschema module (scripts/install-deps.sh installs python3-jsonschema)"
   exit 1

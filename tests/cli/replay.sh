@@ -8,7 +8,6 @@
 set -uo pipefail
 cb=${1:?usage: replay.sh COLLBENCH}
 mpirun=${CB_MPIRUN:-mpirun}
-src=${CB_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 source "$(dirname "$0")/lib/common.sh"
 scratch replay
 T=$src/tests/data/traces

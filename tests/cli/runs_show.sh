@@ -5,28 +5,10 @@
 # Usage: runs_show.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: runs_show.sh COLLBENCH}
-tmp=$(mktemp -d /tmp/cb_runs_show.XXXXXX)
-bg=
-cleanup() {
-  if [ -n "$bg" ]; then { kill -9 "$bg"; wait "$bg"; } 2>/dev/null; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-db=$tmp/cb.db
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# expect CODE CMD...: runs CMD, keeps stdout in $out and stderr in $err, checks the exit code.
-expect() {
-  local code=$1
-  shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  out=$(tr -d '\000' <"$tmp/out")
-  err=$(tr -d '\000' <"$tmp/err")
-  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code; stderr: $err"
-}
-has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $1"; }
-hasnt() { ! grep -qF -- "$2" <<<"$1" || fail "did not expect '$2' in: $1"; }
+source "$(dirname "$0")/lib/common.sh"
+scratch runs_show
+bg=  # a run killed below; never left behind
+trap '{ [ -n "$bg" ] && kill -9 "$bg" && wait "$bg"; } 2>/dev/null; rm -rf "$tmp"' EXIT
 
 small=(--np 2 -b 8 -e 64 -n 3 -w 1 --format none --db "$db")
 expect 0 "$cb" run allreduce "${small[@]}" --label first

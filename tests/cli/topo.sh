@@ -7,12 +7,9 @@
 set -uo pipefail
 cb=${1:?usage: topo.sh COLLBENCH}
 here=$(cd "$(dirname "$0")" && pwd)
-src=${CB_SOURCE_DIR:-$here/../..}
-topos=$src/tests/data/topologies
-tmp=$(mktemp -d /tmp/cb_topo.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 source "$here/lib/common.sh"
-hasnt() { ! grep -qF -- "$2" <<<"$1" || fail "did not expect '$2' in: $1"; }
+scratch topo
+topos=$src/tests/data/topologies
 
 # The live machine: a tree and a matrix (or the line saying there is no device).
 expect 0 "$cb" topo --no-nvml

@@ -1,5 +1,7 @@
-# Shared by the CLI test scripts (sourced, not run): a scratch directory, failure counting and
-# exit-code checks. The caller calls `scratch NAME` (or sets $tmp itself) before `expect`.
+# Shared by the CLI test scripts (sourced, not run): the source tree ($src), a scratch directory,
+# failure counting and exit-code checks. The caller calls `scratch NAME` (or sets $tmp itself)
+# before `expect`.
+src=${src:-${CB_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}}
 # scratch NAME: $tmp, a directory removed on exit, and $db, a database path inside it.
 scratch() {
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_$1.XXXXXX") || { echo "FAIL: no scratch directory"; exit 1; }
@@ -14,11 +16,13 @@ expect() {
   shift
   "$@" >"$tmp/out" 2>"$tmp/err"
   local rc=$?
-  out=$(cat "$tmp/out")
-  err=$(cat "$tmp/err")
+  # A NUL in the output (a binary file shown) is dropped, not warned about by bash.
+  out=$(tr -d '\000' <"$tmp/out")
+  err=$(tr -d '\000' <"$tmp/err")
   [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code; stdout: $out; stderr: $err"
 }
 has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $1"; }
+hasnt() { ! grep -qF -- "$2" <<<"$1" || fail "did not expect '$2' in: $1"; }
 # one_line_error TEXT: stderr ($err) is one "collbench: ..." line containing TEXT.
 one_line_error() {
   [ "$(wc -l <<<"$err")" -eq 1 ] && [[ "$err" == "collbench: "* ]] ||

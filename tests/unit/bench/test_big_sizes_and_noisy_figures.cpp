@@ -9,6 +9,7 @@
 
 #include "bench/MemoryFit.h"
 #include "bench/Report.h"
+#include "common/Lines.h"
 #include "core/Error.h"
 #include "core/Text.h"
 
@@ -93,12 +94,7 @@ ResultRecord timed(uint64_t bytes, const std::string& variant, double us,
   return p;
 }
 
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
+const auto lines = cb::test::splitLines;
 
 TEST(SideBySideTable, WinsOnlyBeyondTheSpreadWithRatiosToMpi) {
   cb::SideBySideTable side(Placement::kOut, cb::SideMetric::kTime);

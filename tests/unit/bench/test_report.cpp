@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bench/Report.h"
+#include "common/Lines.h"
 #include "core/Error.h"
 
 namespace {
@@ -45,27 +46,14 @@ ResultRecord point(Collective c, uint64_t bytes, size_t count, Placement pl, dou
   return p;
 }
 
-std::vector<std::string> readLines(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
-
-std::vector<std::string> splitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
+using cb::test::readLines;
+using cb::test::splitLines;
 
 // Feeds every data row of an nccl-tests log back through NcclTestsTable and expects the same
 // text: the three header lines and every row, character for character.
 void reproduceSample(const std::string& file, Collective c, DataType t, RedOp op) {
   auto lines = readLines(std::string(CB_SOURCE_DIR) + "/tests/data/samples/" + file);
+  ASSERT_FALSE(lines.empty()) << file;
   std::string text;
   cb::NcclTestsTable table(c, cb::TextOut(&text));
   std::vector<std::string> expected;

@@ -13,70 +13,20 @@
 #include "bench/Verify.h"
 #include "collectives/algorithms/Algorithms.h"
 #include "collectives/schedule/ReferenceExecutor.h"
+#include "common/ReferenceRun.h"
 #include "core/Error.h"
 #include "core/Half.h"
 
 namespace cb {
 namespace {
 
-const AlgorithmInfo& find(Collective coll, std::string_view name) {
-  for (const auto& a : algorithms()) {
-    if (a.coll == coll && name == a.name) return a;
-  }
-  throw InternalError(fmt::format("no algorithm {}/{}", collectiveName(coll), name));
-}
-
-// Runs one configuration on the reference executor; "" or what went wrong.
-std::string runCase(const AlgorithmInfo& algo, int n, const CollArgs& args, const AlgoOptions& opts,
-                    bool inPlace, uint64_t seed) {
-  const size_t es = dataTypeSize(args.dtype);
-  const size_t sc = sendCount(args, n), rc = recvCount(args, n);
-  std::vector<Schedule> schedules;
-  std::vector<RankBuffers> bufs(n);
-  std::vector<std::vector<std::byte>> inputs(n);
-  for (int r = 0; r < n; ++r) {
-    schedules.push_back(algo.build(r, n, args, opts));
-    inputs[r].resize(sc * es);
-    fillInput(args, r, n, seed, inputs[r].data());
-    bufs[r].inPlace = inPlace;
-    if (!inPlace) {
-      bufs[r].send = inputs[r];
-      bufs[r].recv.assign(rc * es, std::byte{0x5a});
-    } else if (args.coll == Collective::kReduceScatter) {
-      bufs[r].send = inputs[r];
-    } else {
-      bufs[r].recv.assign(rc * es, std::byte{0x5a});
-      // memcpy with a null source is undefined even for 0 bytes (UBSan): skip empty inputs.
-      if (sc > 0) {
-        std::memcpy(bufs[r].recv.data() + inPlaceSendOffset(args, r) * es, inputs[r].data(),
-                    sc * es);
-      }
-    }
-  }
-  try {
-    runReference(schedules, args, bufs);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  for (int r = 0; r < n; ++r) {
-    if (!inPlace && bufs[r].send != inputs[r])
-      return fmt::format("rank {} wrote its send buffer", r);
-    std::vector<std::byte> expected(rc * es);
-    if (!expectedOutput(args, r, n, seed, expected.data())) continue;
-    const std::byte* got = inPlace && args.coll == Collective::kReduceScatter
-                               ? bufs[r].send.data() + inPlaceRecvOffset(args, r) * es
-                               : bufs[r].recv.data();
-    if (auto wrong = countWrong(args.dtype, got, expected.data(), rc); wrong) {
-      return fmt::format("rank {}: {} wrong element(s)", r, wrong);
-    }
-  }
-  return "";
-}
+using test::findAlgorithm;
+using test::runOnReference;
 
 std::vector<size_t> countsFor(int n) { return {0, 1, static_cast<size_t>(n + 1), 1009}; }
 
 TEST(AlgorithmOptions, HierarchicalAnyRanksPerNode) {
-  const auto& algo = find(Collective::kAllReduce, "hierarchical");
+  const auto& algo = findAlgorithm(Collective::kAllReduce, "hierarchical");
   int cases = 0;
   for (int n = 1; n <= 17; ++n) {
     for (int perNode : {1, 2, 3, 4, 5, 8, 16}) {
@@ -85,7 +35,7 @@ TEST(AlgorithmOptions, HierarchicalAnyRanksPerNode) {
       for (size_t count : countsFor(n)) {
         for (bool inPlace : {false, true}) {
           CollArgs args{Collective::kAllReduce, DataType::kInt32, RedOp::kSum, 0, count};
-          EXPECT_EQ(runCase(algo, n, args, o, inPlace, 3 + count), "")
+          EXPECT_EQ(runOnReference(algo, n, args, o, inPlace, 3 + count), "")
               << "n=" << n << " ranksPerNode=" << perNode << " count=" << count
               << (inPlace ? " in place" : "");
           ++cases;
@@ -97,7 +47,7 @@ TEST(AlgorithmOptions, HierarchicalAnyRanksPerNode) {
 }
 
 TEST(AlgorithmOptions, HierarchicalEveryDtypeAndOpWithUnevenNodes) {
-  const auto& algo = find(Collective::kAllReduce, "hierarchical");
+  const auto& algo = findAlgorithm(Collective::kAllReduce, "hierarchical");
   for (auto [n, perNode] : {std::pair{7, 3}, std::pair{10, 4}, std::pair{5, 2}}) {
     AlgoOptions o;
     o.ranksPerNode = perNode;
@@ -107,7 +57,7 @@ TEST(AlgorithmOptions, HierarchicalEveryDtypeAndOpWithUnevenNodes) {
         if (!redOpValidFor(op, t)) continue;
         CollArgs args{Collective::kAllReduce, t, op, 0, 41};
         for (bool inPlace : {false, true}) {
-          EXPECT_EQ(runCase(algo, n, args, o, inPlace, 11), "")
+          EXPECT_EQ(runOnReference(algo, n, args, o, inPlace, 11), "")
               << "n=" << n << " ranksPerNode=" << perNode << " " << dataTypeName(t) << " "
               << redOpName(op) << (inPlace ? " in place" : "");
         }
@@ -118,7 +68,7 @@ TEST(AlgorithmOptions, HierarchicalEveryDtypeAndOpWithUnevenNodes) {
 
 TEST(AlgorithmOptions, BroadcastsFromEveryRootAndChunkSize) {
   for (const char* name : {"binomial", "chain"}) {
-    const auto& algo = find(Collective::kBroadcast, name);
+    const auto& algo = findAlgorithm(Collective::kBroadcast, name);
     for (int n = 1; n <= 17; ++n) {
       for (int root : {0, n / 2, n - 1}) {
         for (size_t chunk : {size_t{0}, size_t{1}, size_t{3}, size_t{64}}) {
@@ -128,7 +78,7 @@ TEST(AlgorithmOptions, BroadcastsFromEveryRootAndChunkSize) {
           for (size_t count : countsFor(n)) {
             for (bool inPlace : {false, true}) {
               CollArgs args{Collective::kBroadcast, DataType::kInt8, RedOp::kSum, root, count};
-              EXPECT_EQ(runCase(algo, n, args, o, inPlace, 5 + count), "")
+              EXPECT_EQ(runOnReference(algo, n, args, o, inPlace, 5 + count), "")
                   << name << " n=" << n << " root=" << root << " chunk=" << chunk
                   << " count=" << count << (inPlace ? " in place" : "");
             }
@@ -144,7 +94,7 @@ TEST(AlgorithmOptions, ChainPipelinesInChunks) {
   CollArgs args{Collective::kBroadcast, DataType::kFloat, RedOp::kSum, 2, 1000};
   AlgoOptions o;
   o.chunkElements = 100;
-  const auto& chain = find(Collective::kBroadcast, "chain");
+  const auto& chain = findAlgorithm(Collective::kBroadcast, "chain");
   EXPECT_EQ(chain.build(2, 5, args, o).phases.size(), 10u);
   EXPECT_EQ(chain.build(3, 5, args, o).phases.size(), 11u);
   EXPECT_EQ(chain.build(1, 5, args, o).phases.size(), 10u);  // the end of the chain
@@ -159,7 +109,7 @@ TEST(AlgorithmOptions, EveryAlgorithmLeavesTheSendBufferAloneWithAnyRoot) {
       for (size_t count : {size_t{37}, static_cast<size_t>(n + 1)}) {
         CollArgs args{algo.coll, DataType::kFloat, RedOp::kAvg, n - 1, count};
         if (algo.unsupported && algo.unsupported(n, args, {})) continue;
-        EXPECT_EQ(runCase(algo, n, args, {}, false, 9), "")
+        EXPECT_EQ(runOnReference(algo, n, args, {}, false, 9), "")
             << collectiveName(algo.coll) << "/" << algo.name << " n=" << n << " count=" << count;
       }
     }

@@ -14,17 +14,13 @@
 #include <fmt/format.h>
 
 #include "collectives/algorithms/Algorithms.h"
+#include "common/ReferenceRun.h"
 #include "core/Error.h"
 
 namespace cb {
 namespace {
 
-const AlgorithmInfo& find(Collective coll, std::string_view name) {
-  for (const auto& a : algorithms()) {
-    if (a.coll == coll && name == a.name) return a;
-  }
-  throw InternalError(fmt::format("no algorithm {}/{}", collectiveName(coll), name));
-}
+using test::findAlgorithm;
 
 // The worst rank's value of each component.
 Cost worstRankCost(const AlgorithmInfo& algo, int n, const CollArgs& args,
@@ -49,7 +45,7 @@ void expectCost(Collective coll, std::string_view name, int n, size_t count, For
                 const AlgoOptions& opts = {}) {
   CollArgs args{coll, DataType::kFloat, RedOp::kSum, 0, count};
   const double S = static_cast<double>(algBytes(args, n));
-  Cost c = worstRankCost(find(coll, name), n, args, opts);
+  Cost c = worstRankCost(findAlgorithm(coll, name), n, args, opts);
   const double slack = 4.0 * n * n;  // a few elements per message of rounding, at most
   EXPECT_EQ(c.messages, f.messages) << collectiveName(coll) << "/" << name << " n=" << n;
   EXPECT_NEAR(c.bytes, f.bytes * S, slack) << collectiveName(coll) << "/" << name << " n=" << n;
@@ -197,7 +193,7 @@ double criticalPath(Collective coll, std::string_view name, int n, size_t count,
                     const AlgoOptions& opts, double alpha, double beta, int root = 0) {
   CollArgs args{coll, DataType::kFloat, RedOp::kSum, root, count};
   std::vector<Schedule> s;
-  for (int r = 0; r < n; ++r) s.push_back(find(coll, name).build(r, n, args, opts));
+  for (int r = 0; r < n; ++r) s.push_back(findAlgorithm(coll, name).build(r, n, args, opts));
   return simulate(s, 4, alpha, beta);
 }
 

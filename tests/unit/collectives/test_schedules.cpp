@@ -8,6 +8,7 @@
 #include "bench/Verify.h"
 #include "collectives/algorithms/Algorithms.h"
 #include "collectives/schedule/ReferenceExecutor.h"
+#include "common/ReferenceRun.h"
 #include "core/Error.h"
 
 namespace cb {
@@ -21,48 +22,13 @@ std::vector<size_t> countsFor(int n) {
   return c;
 }
 
-// Runs one algorithm for one configuration; returns "" or a description of the failure.
-std::string runCase(const AlgorithmInfo& algo, int n, CollArgs args, bool inPlace, uint64_t seed) {
+// Runs one algorithm for one configuration; "" for a configuration it does not support, else
+// what went wrong ("" when nothing did).
+std::string runCase(const AlgorithmInfo& algo, int n, const CollArgs& args, bool inPlace,
+                    uint64_t seed) {
   const AlgoOptions opts;
   if (algo.unsupported && algo.unsupported(n, args, opts)) return "";
-  const size_t es = dataTypeSize(args.dtype);
-  const size_t sc = sendCount(args, n), rc = recvCount(args, n);
-  std::vector<Schedule> schedules;
-  std::vector<RankBuffers> bufs(n);
-  for (int r = 0; r < n; ++r) {
-    schedules.push_back(algo.build(r, n, args, opts));
-    std::vector<std::byte> input(sc * es);
-    fillInput(args, r, n, seed, input.data());
-    bufs[r].inPlace = inPlace;
-    if (!inPlace) {
-      bufs[r].send = std::move(input);
-      bufs[r].recv.assign(rc * es, std::byte{0x5a});
-    } else if (args.coll == Collective::kReduceScatter) {
-      bufs[r].send = std::move(input);
-    } else {
-      bufs[r].recv.assign(rc * es, std::byte{0x5a});
-      // memcpy with a null source is undefined even for 0 bytes (UBSan): skip empty inputs.
-      if (sc > 0) {
-        std::memcpy(bufs[r].recv.data() + inPlaceSendOffset(args, r) * es, input.data(), sc * es);
-      }
-    }
-  }
-  try {
-    runReference(schedules, args, bufs);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  for (int r = 0; r < n; ++r) {
-    std::vector<std::byte> expected(rc * es);
-    if (!expectedOutput(args, r, n, seed, expected.data())) continue;
-    const std::byte* got = inPlace && args.coll == Collective::kReduceScatter
-                               ? bufs[r].send.data() + inPlaceRecvOffset(args, r) * es
-                               : bufs[r].recv.data();
-    if (auto wrong = countWrong(args.dtype, got, expected.data(), rc); wrong) {
-      return fmt::format("rank {}: {} wrong element(s)", r, wrong);
-    }
-  }
-  return "";
+  return test::runOnReference(algo, n, args, opts, inPlace, seed);
 }
 
 TEST(Schedules, EveryAlgorithmEveryRankCountAndPlacement) {

@@ -17,6 +17,7 @@
 #include "collectives/nccl/NcclTuning.h"
 #include "collectives/nccl/NcclVariantPlan.h"
 #include "collectives/transport/LocalWorld.h"
+#include "common/Lines.h"
 
 namespace cb {
 namespace {
@@ -117,10 +118,7 @@ TEST(NcclPlan, ColumnsThatWouldRepeatAnotherAreRefused) {
 }
 
 std::vector<std::string> recordedTuningLines() {
-  std::ifstream in(std::string(CB_SOURCE_DIR) + "/tests/unit/data/nccl_2.28_tuning_info.log");
-  std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
+  return test::readLines(std::string(CB_SOURCE_DIR) + "/tests/unit/data/nccl_2.28_tuning_info.log");
 }
 
 TEST(NcclTuning, ParsesNccl228Lines) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "adapters/ExportTables.h"
+#include "common/Lines.h"
 #include "common/TempDir.h"
 #include "core/Error.h"
 #include "core/Text.h"
@@ -17,13 +18,7 @@
 namespace cb {
 namespace {
 
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string line;
-  while (std::getline(ss, line)) out.push_back(line);
-  return out;
-}
+const auto lines = test::splitLines;
 
 RunRecord runRecord(const std::string& label, const std::string& startedAt) {
   RunRecord r;
