@@ -16,8 +16,9 @@ struct AlgoOptions {
   int ranksPerNode = 0;      // hierarchical: ranks per (emulated) node; 0 = one node
 };
 
-using ScheduleFn = Schedule (*)(int rank, int nranks, const CollArgs& args,
-                                const AlgoOptions& opts);
+// What every algorithm is: (rank, nranks, args, options) -> that rank's schedule.
+using ScheduleBuild = Schedule(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+using ScheduleFn = ScheduleBuild*;
 
 struct AlgorithmInfo {
   Collective coll;
@@ -34,25 +35,13 @@ struct AlgorithmInfo {
 std::span<const AlgorithmInfo> algorithms();
 
 // AllReduce
-Schedule ringAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
-Schedule recDoublingAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
-Schedule rabenseifnerAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
-Schedule treeAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
-Schedule oneShotAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
-Schedule twoShotAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
-Schedule hierarchicalAllReduce(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+ScheduleBuild ringAllReduce, recDoublingAllReduce, rabenseifnerAllReduce, treeAllReduce,
+    oneShotAllReduce, twoShotAllReduce, hierarchicalAllReduce;
 // AllGather
-Schedule ringAllGather(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
-Schedule recDoublingAllGather(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
-Schedule bruckAllGather(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
-Schedule directAllGather(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+ScheduleBuild ringAllGather, recDoublingAllGather, bruckAllGather, directAllGather;
 // ReduceScatter
-Schedule ringReduceScatter(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
-Schedule recHalvingReduceScatter(int rank, int nranks, const CollArgs& args,
-                                 const AlgoOptions& opts);
-Schedule directReduceScatter(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+ScheduleBuild ringReduceScatter, recHalvingReduceScatter, directReduceScatter;
 // Broadcast (root from CollArgs::root)
-Schedule binomialBroadcast(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
-Schedule chainBroadcast(int rank, int nranks, const CollArgs& args, const AlgoOptions& opts);
+ScheduleBuild binomialBroadcast, chainBroadcast;
 
 }  // namespace cb

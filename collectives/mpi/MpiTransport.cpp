@@ -58,24 +58,12 @@ class MpiTransport final : public Transport {
       const auto& r = recvs[i];
       char* dst = r.reduce ? static_cast<char*>(staging_.data()) + stagingOffsets_[i]
                            : static_cast<char*>(r.dst);
-      for (size_t c = 0; c < chunkCount(r.bytes); ++c) {
-        reqs_.push_back(MPI_REQUEST_NULL);
-        posted_.push_back({true, r.peer, chunkBytes(r.bytes, c)});
-        checkMpi(MPI_Irecv(dst + c * kMaxChunk, chunkBytes(r.bytes, c), MPI_BYTE, r.peer,
-                           kMpiScheduleTag, comm_, &reqs_.back()),
-                 "MPI_Irecv");
-      }
+      post(true, r.peer, dst, r.bytes);
     }
     for (const auto& s : sends) {
       checkPeer(s.peer, "send");
       const char* src = static_cast<const char*>(s.data);
-      for (size_t c = 0; c < chunkCount(s.bytes); ++c) {
-        reqs_.push_back(MPI_REQUEST_NULL);
-        posted_.push_back({false, s.peer, chunkBytes(s.bytes, c)});
-        checkMpi(MPI_Isend(src + c * kMaxChunk, chunkBytes(s.bytes, c), MPI_BYTE, s.peer,
-                           kMpiScheduleTag, comm_, &reqs_.back()),
-                 "MPI_Isend");
-      }
+      post(false, s.peer, const_cast<char*>(src), s.bytes);  // only read: MPI_Isend
     }
 
     statuses_.resize(reqs_.size());
@@ -120,6 +108,25 @@ class MpiTransport final : public Transport {
     int peer;
     int bytes;
   };
+
+  // One message as chunks of at most kMaxChunk bytes (an MPI count is an int), each with its
+  // request and its record for the wait.
+  void post(bool recv, int peer, char* data, size_t bytes) {
+    for (size_t c = 0; c < chunkCount(bytes); ++c) {
+      reqs_.push_back(MPI_REQUEST_NULL);
+      posted_.push_back({recv, peer, chunkBytes(bytes, c)});
+      char* at = data + c * kMaxChunk;
+      if (recv) {
+        checkMpi(MPI_Irecv(at, chunkBytes(bytes, c), MPI_BYTE, peer, kMpiScheduleTag, comm_,
+                           &reqs_.back()),
+                 "MPI_Irecv");
+      } else {
+        checkMpi(MPI_Isend(at, chunkBytes(bytes, c), MPI_BYTE, peer, kMpiScheduleTag, comm_,
+                           &reqs_.back()),
+                 "MPI_Isend");
+      }
+    }
+  }
 
   void checkPeer(int peer, const char* what) const {
     if (peer < 0 || peer >= size_) {
