@@ -10,6 +10,7 @@
 #include <memory>
 #include <tuple>
 
+#include "adapters/P2pRecords.h"
 #include "bench/P2p.h"
 #include "bench/P2pReport.h"
 #include "bench/Peak.h"
@@ -105,35 +106,6 @@ std::map<std::pair<int, int>, Bound> pairPeaks(RunSession& s, const P2pOptions& 
   return out;
 }
 
-// bw moves one direction at a time, bibw both; latency has no bandwidth bound.
-double peakOf(const P2pPoint& p, const Bound& b) {
-  if (p.test == P2pTest::kLatency || !b.known()) return 0;
-  return p.test == P2pTest::kBibw ? 2 * b.busbw : b.busbw;
-}
-
-ResultRecord toRecord(const P2pPoint& p, int64_t runId, Statistic statistic, const Bound& peak) {
-  ResultRecord r;
-  r.runId = runId;
-  r.collective = std::string(p2pTestName(p.test));
-  r.variant = p2pVariantLabel(p.transport, p.pair);
-  r.dtype = "uint8";
-  r.op = "none";
-  r.sizeBytes = p.bytes;
-  r.count = p.bytes;
-  r.placement = "out";
-  r.nranks = 2;
-  r.status = p.status;
-  r.message = p.message;
-  if (p.status == ResultStatus::kOk || p.bandwidthGBs != 0) r.algbw = r.busbw = p.bandwidthGBs;
-  if (p.wrong >= 0) r.wrong = p.wrong;  // -1: not verified
-  setTiming(r, p.summary, p.timeSeconds, p.iterations, statistic, p.samples, p.rankSamples);
-  if (peak.known() && peakOf(p, peak) > 0) {
-    r.peakGBps = peakOf(p, peak);
-    r.peakLimit = peak.limit;
-  }
-  return r;
-}
-
 std::string iterationsText(const P2pOptions& o) {
   auto part = [&](int n, int w) { return fmt::format("{} timed + {} warm-up", n, w); };
   if (o.iterations > 0 && o.warmup >= 0) return part(o.iterations, o.warmup);
@@ -201,7 +173,7 @@ int doP2p(const P2pCliOptions& c) {
       report.add(p);
       auto peak = peaks.find({p.pair.a, p.pair.b});
       s.addResult(
-          toRecord(p, s.runId(), mine.statistic, peak == peaks.end() ? Bound{} : peak->second));
+          p2pRecord(p, s.runId(), mine.statistic, peak == peaks.end() ? Bound{} : peak->second));
       if (p.status == ResultStatus::kOk) largest[{p.pair.a, p.pair.b, p.transport}] = p;
     };
     sink.onPairEnd = [&](RankPair pair) { report.pairEnd(pair); };
@@ -210,7 +182,7 @@ int doP2p(const P2pCliOptions& c) {
     for (const auto& [key, p] : largest) {
       auto peak = peaks.find({p.pair.a, p.pair.b});
       if (!root || peak == peaks.end()) continue;
-      const double bound = peakOf(p, peak->second);
+      const double bound = p2pPeak(p, peak->second);
       if (bound <= 0) continue;
       fmt::print(
           out, "# % of peak: {} {}-{} {}: {:.2f} GB/s at {}, {} of the {} bound ({:.2f} GB/s)\n",
