@@ -100,10 +100,7 @@ DiagBisectResult runDiagBisect(Team& world, const std::string& transport,
                                const DiagBisectOptions& o, const LinkClassOf& linkClass,
                                const SubTeamHook& onSubTeam) {
   const int n = world.size();
-  if (n < 4) {
-    throw UsageError(
-        fmt::format("diag bisect needs at least 4 ranks (this world has {}): two halves of 2", n));
-  }
+  requireRanks(n, 4, "diag bisect", "two halves of 2");
   DiagBisectResult res;
   std::vector<int> group(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) group[static_cast<size_t>(r)] = r;

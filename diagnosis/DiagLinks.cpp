@@ -661,12 +661,7 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
                              const LinkClassOf& classOf) {
   Communicator& comm = team.comm();
   const int n = comm.size();
-  if (n < 3) {
-    throw UsageError(fmt::format(
-        "diag links needs at least 3 ranks (this world has {}): a link is judged against the "
-        "others",
-        n));
-  }
+  requireRanks(n, 3, "diag links", "a link is judged against the others");
   DiagLinksResult res;
   res.ranks = n;
   const std::vector<std::vector<LinkPair>> rounds = scheduleOf(o, n);

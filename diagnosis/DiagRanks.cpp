@@ -53,12 +53,7 @@ DiagRanksResult runDiagRanks(Team& team, ArrivalProbe& probe, Transport& top,
                              const DiagRanksOptions& o) {
   Communicator& comm = team.comm();
   const int n = comm.size();
-  if (n < 3) {
-    throw UsageError(fmt::format(
-        "diag ranks needs at least 3 ranks (this world has {}): a straggler is judged against "
-        "the others",
-        n));
-  }
+  requireRanks(n, 3, "diag ranks", "a straggler is judged against the others");
   CollArgs args;
   args.coll = Collective::kAllReduce;
   args.dtype = DataType::kFloat;

@@ -10,9 +10,16 @@
 #include <random>
 #include <set>
 
+#include "core/Error.h"
 #include "core/Stats.h"
 
 namespace cb {
+
+void requireRanks(int n, int least, std::string_view command, std::string_view why) {
+  if (n >= least) return;
+  throw UsageError(
+      fmt::format("{} needs at least {} ranks (this world has {}): {}", command, least, n, why));
+}
 
 std::vector<std::vector<LinkPair>> circleRounds(int n) {
   std::vector<std::vector<LinkPair>> rounds;

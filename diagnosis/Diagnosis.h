@@ -25,10 +25,16 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace cb {
+
+// Every diagnosis judges a rank, link or half against the others: UsageError "COMMAND needs at
+// least LEAST ranks (this world has N): WHY" before anything is measured when the world is
+// smaller.
+void requireRanks(int n, int least, std::string_view command, std::string_view why);
 
 struct LinkPair {
   int a = 0, b = 1;

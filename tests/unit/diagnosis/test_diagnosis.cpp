@@ -487,5 +487,17 @@ TEST(DiagReport, VariantRoundTripsAndHtmlMarksSuspects) {
   EXPECT_EQ(diagHtmlSection({}), "");
 }
 
+// A world too small to judge anything is refused in one line, before anything is measured.
+TEST(DiagRequire, AWorldTooSmallIsOneUsageLine) {
+  EXPECT_NO_THROW(requireRanks(3, 3, "diag links", "a link is judged against the others"));
+  try {
+    requireRanks(2, 4, "diag bisect", "two halves of 2");
+    FAIL() << "2 ranks accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "diag bisect needs at least 4 ranks (this world has 2): two halves of 2");
+  }
+}
+
 }  // namespace
 }  // namespace cb
