@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "core/Error.h"
 #include "core/HostMap.h"
@@ -445,6 +446,37 @@ std::string normalizeTimeBound(const std::string& text, const char* flag) {
   return t;
 }
 
+// A query's WHERE tests and the values bound to their placeholders, in order: the tests hold only
+// placeholders (?N), never a value.
+class Where {
+ public:
+  explicit Where(std::string query) : query_(std::move(query)) {}
+  // " AND <test> ?N" with `value` bound to it ("label =", "r.size_bytes >=").
+  void add(std::string_view test, std::variant<std::string, int64_t> value) {
+    values_.push_back(std::move(value));
+    query_ += fmt::format(" AND {} ?{}", test, values_.size());
+  }
+  // A run filter's window on `column`: from --since, up to --until's whole prefix ('~' sorts
+  // after every character of a timestamp).
+  void window(std::string_view column, const std::optional<std::string>& since,
+              const std::optional<std::string>& until) {
+    if (since) add(fmt::format("{} >=", column), normalizeTimeBound(*since, "--since"));
+    if (until) add(fmt::format("{} <=", column), normalizeTimeBound(*until, "--until") + "~");
+  }
+  void append(std::string_view text) { query_ += text; }
+  const std::string& query() const { return query_; }
+  size_t size() const { return values_.size(); }
+  void bind(sql::Statement& s) const {
+    for (size_t i = 0; i < values_.size(); ++i) {
+      std::visit([&](const auto& v) { s.bind(static_cast<int>(i + 1), v); }, values_[i]);
+    }
+  }
+
+ private:
+  std::string query_;
+  std::vector<std::variant<std::string, int64_t>> values_;
+};
+
 std::vector<std::string> splitLines(const std::string& text) {
   std::vector<std::string> lines;
   size_t start = 0;
@@ -781,31 +813,15 @@ void Store::reapDeadRuns() {
 }
 
 std::vector<RunRecord> Store::listRuns(const RunFilter& filter) const {
-  std::string query = fmt::format("SELECT {} FROM runs WHERE 1", kRunColumns);
-  // Values to bind, in order; the clauses hold only placeholders.
-  std::vector<std::string> values;
-  if (filter.label) {
-    values.push_back(*filter.label);
-    query += fmt::format(" AND label = ?{}", values.size());
-  }
-  if (filter.since) {
-    values.push_back(normalizeTimeBound(*filter.since, "--since"));
-    query += fmt::format(" AND started_at >= ?{}", values.size());
-  }
-  if (filter.until) {
-    // '~' sorts after every character of a timestamp: the bound includes its whole prefix.
-    values.push_back(normalizeTimeBound(*filter.until, "--until") + "~");
-    query += fmt::format(" AND started_at <= ?{}", values.size());
-  }
-  if (filter.fingerprint) {
-    values.push_back(*filter.fingerprint);
-    query += fmt::format(" AND fingerprint = ?{}", values.size());
-  }
-  query += " ORDER BY started_at DESC, id DESC";
-  if (filter.limit > 0) query += fmt::format(" LIMIT ?{}", values.size() + 1);
-  Statement s(db_, query);
-  for (size_t i = 0; i < values.size(); ++i) s.bind(static_cast<int>(i + 1), values[i]);
-  if (filter.limit > 0) s.bind(static_cast<int>(values.size() + 1), filter.limit);
+  Where where(fmt::format("SELECT {} FROM runs WHERE 1", kRunColumns));
+  if (filter.label) where.add("label =", *filter.label);
+  where.window("started_at", filter.since, filter.until);
+  if (filter.fingerprint) where.add("fingerprint =", *filter.fingerprint);
+  where.append(" ORDER BY started_at DESC, id DESC");
+  if (filter.limit > 0) where.append(fmt::format(" LIMIT ?{}", where.size() + 1));
+  Statement s(db_, where.query());
+  where.bind(s);
+  if (filter.limit > 0) s.bind(static_cast<int>(where.size() + 1), filter.limit);
   std::vector<RunRecord> runs;
   while (s.step()) runs.push_back(readRun(s));
   return runs;
@@ -933,62 +949,30 @@ std::vector<std::string> Store::storedValues(std::string_view column) const {
 
 std::vector<HistoryPoint> Store::history(const CasePattern& pattern,
                                          const RunFilter& filter) const {
-  std::string query = fmt::format(
-      "SELECT {}, {} FROM results r JOIN runs u ON u.id = r.run_id WHERE "
-      "r.status = 'ok'",
-      prefixedColumns(kRunColumns, "u."), prefixedColumns(kResultColumns, "r."));
-  // Bound values in placeholder order; the clauses hold only placeholders.
-  std::vector<std::string> texts;
-  std::vector<int64_t> numbers;
-  std::vector<std::pair<bool, size_t>> order;  // (is text, index)
-  auto text = [&](const char* column, const std::string& value) {
-    texts.push_back(value);
-    order.emplace_back(true, texts.size() - 1);
-    query += fmt::format(" AND {} = ?{}", column, order.size());
-  };
-  auto number = [&](const char* clause, int64_t value) {
-    numbers.push_back(value);
-    order.emplace_back(false, numbers.size() - 1);
-    query += fmt::format(" AND {} ?{}", clause, order.size());
-  };
-  if (pattern.collective) text("r.collective", *pattern.collective);
-  if (pattern.variant) text("r.variant", *pattern.variant);
-  if (pattern.dtype) text("r.dtype", *pattern.dtype);
-  if (pattern.op) text("r.op", *pattern.op);
-  if (pattern.placement) text("r.placement", *pattern.placement);
+  Where where(fmt::format(
+      "SELECT {}, {} FROM results r JOIN runs u ON u.id = r.run_id WHERE r.status = 'ok'",
+      prefixedColumns(kRunColumns, "u."), prefixedColumns(kResultColumns, "r.")));
+  if (pattern.collective) where.add("r.collective =", *pattern.collective);
+  if (pattern.variant) where.add("r.variant =", *pattern.variant);
+  if (pattern.dtype) where.add("r.dtype =", *pattern.dtype);
+  if (pattern.op) where.add("r.op =", *pattern.op);
+  if (pattern.placement) where.add("r.placement =", *pattern.placement);
   if (pattern.sizes) {
     constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-    number("r.size_bytes >=", static_cast<int64_t>(std::min(pattern.sizes->first, kMax)));
-    number("r.size_bytes <=", static_cast<int64_t>(std::min(pattern.sizes->second, kMax)));
+    where.add("r.size_bytes >=", static_cast<int64_t>(std::min(pattern.sizes->first, kMax)));
+    where.add("r.size_bytes <=", static_cast<int64_t>(std::min(pattern.sizes->second, kMax)));
   }
   // A case key's nranks 0 and root -1 stand for NULL (unknown, not rooted).
-  if (pattern.nranks && *pattern.nranks == 0) query += " AND r.nranks IS NULL";
-  if (pattern.nranks && *pattern.nranks != 0) number("r.nranks =", *pattern.nranks);
-  if (pattern.root && *pattern.root < 0) query += " AND r.root IS NULL";
-  if (pattern.root && *pattern.root >= 0) number("r.root =", *pattern.root);
-  if (filter.label) text("u.label", *filter.label);
-  if (filter.fingerprint) text("u.fingerprint", *filter.fingerprint);
-  if (filter.since) {
-    texts.push_back(normalizeTimeBound(*filter.since, "--since"));
-    order.emplace_back(true, texts.size() - 1);
-    query += fmt::format(" AND u.started_at >= ?{}", order.size());
-  }
-  if (filter.until) {
-    // '~' sorts after every character of a timestamp: the bound includes its whole prefix.
-    texts.push_back(normalizeTimeBound(*filter.until, "--until") + "~");
-    order.emplace_back(true, texts.size() - 1);
-    query += fmt::format(" AND u.started_at <= ?{}", order.size());
-  }
-  query += " ORDER BY u.started_at, u.id, r.id";
-  sql::Statement s(db_, query);
-  for (size_t i = 0; i < order.size(); ++i) {
-    int index = static_cast<int>(i + 1);
-    if (order[i].first) {
-      s.bind(index, texts[order[i].second]);
-    } else {
-      s.bind(index, numbers[order[i].second]);
-    }
-  }
+  if (pattern.nranks && *pattern.nranks == 0) where.append(" AND r.nranks IS NULL");
+  if (pattern.nranks && *pattern.nranks != 0) where.add("r.nranks =", int64_t{*pattern.nranks});
+  if (pattern.root && *pattern.root < 0) where.append(" AND r.root IS NULL");
+  if (pattern.root && *pattern.root >= 0) where.add("r.root =", int64_t{*pattern.root});
+  if (filter.label) where.add("u.label =", *filter.label);
+  if (filter.fingerprint) where.add("u.fingerprint =", *filter.fingerprint);
+  where.window("u.started_at", filter.since, filter.until);
+  where.append(" ORDER BY u.started_at, u.id, r.id");
+  sql::Statement s(db_, where.query());
+  where.bind(s);
   const int runColumns = static_cast<int>(splitList(kRunColumns).size());
   std::vector<HistoryPoint> points;
   while (s.step()) {
@@ -1050,25 +1034,18 @@ PruneReport Store::prune(const PruneOptions& o) {
   if (o.keepLast < 0 && !o.before) {
     throw UsageError("prune needs --keep-last N or --before DATE");
   }
-  std::string query = "SELECT id FROM runs WHERE status <> 'running'";
-  std::vector<std::string> values;
-  if (o.label) {
-    values.push_back(*o.label);
-    query += fmt::format(" AND label = ?{}", values.size());
-  }
-  if (o.before) {
-    values.push_back(normalizeTimeBound(*o.before, "--before"));
-    query += fmt::format(" AND started_at < ?{}", values.size());
-  }
-  query += " ORDER BY started_at DESC, id DESC";
+  Where where("SELECT id FROM runs WHERE status <> 'running'");
+  if (o.label) where.add("label =", *o.label);
+  if (o.before) where.add("started_at <", normalizeTimeBound(*o.before, "--before"));
+  where.append(" ORDER BY started_at DESC, id DESC");
   PruneReport report;
   // The selection and the deletes share one write transaction: a run finishing meanwhile can't
   // slip between them.
   sql::Transaction tx(db_);
   std::vector<int64_t> ids;
   {
-    sql::Statement s(db_, query);
-    for (size_t i = 0; i < values.size(); ++i) s.bind(static_cast<int>(i + 1), values[i]);
+    sql::Statement s(db_, where.query());
+    where.bind(s);
     while (s.step()) ids.push_back(s.int64At(0));
   }
   if (o.keepLast >= 0) {

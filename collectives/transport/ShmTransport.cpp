@@ -533,6 +533,8 @@ bool ShmTransport::progressAll(std::span<const SendOp> sends, std::span<const Re
                                size_t& left) {
   ++pass_;
   bool progressed = false;
+  // The two directions' loops stay written out: one generic pass over both made 8 B-8 KiB
+  // allreduce 7-15% slower here (medians of 5 interleaved runs, 2026-11-27).
   for (size_t i = 0; i < sends.size(); ++i) {
     OpState& st = sendState_[i];
     if (st.done || sendBusy_[sends[i].peer] == pass_) continue;
