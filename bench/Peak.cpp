@@ -104,7 +104,9 @@ std::optional<double> figureOf(const ResultRecord& p) {
                       p.busbw.value_or(0));
 }
 
+// The point's collective by name: the loops below compare names rather than parse them again.
 Collective collOf(const ResultRecord& p) { return parseCollective(p.collective); }
+bool isColl(const ResultRecord& p, Collective c) { return p.collective == collectiveName(c); }
 double peakOf(const ResultRecord& p) { return p.peakGBps.value_or(0); }
 
 }  // namespace
@@ -120,14 +122,14 @@ std::string peakView(const std::vector<ResultRecord>& points) {
   for (Collective c : colls) {
     Placement pl = Placement::kOut;
     bool anyOut = std::any_of(points.begin(), points.end(), [&](const ResultRecord& p) {
-      return collOf(p) == c && p.placement == "out" && judged(p);
+      return isColl(p, c) && p.placement == "out" && judged(p);
     });
     if (!anyOut) pl = Placement::kIn;
     std::vector<std::string> variants;
     std::set<uint64_t> sizes;
     const ResultRecord* first = nullptr;
     for (const auto& p : points) {
-      if (collOf(p) != c || p.placement != placementName(pl) || !judged(p)) continue;
+      if (!isColl(p, c) || p.placement != placementName(pl) || !judged(p)) continue;
       if (!first) first = &p;
       if (std::find(variants.begin(), variants.end(), p.variant) == variants.end()) {
         variants.push_back(p.variant);
@@ -150,7 +152,7 @@ std::string peakView(const std::vector<ResultRecord>& points) {
       double peak = 0;
       for (size_t i = 0; i < variants.size(); ++i) {
         auto it = std::find_if(points.begin(), points.end(), [&](const ResultRecord& p) {
-          return collOf(p) == c && p.placement == placementName(pl) && p.sizeBytes == b &&
+          return isColl(p, c) && p.placement == placementName(pl) && p.sizeBytes == b &&
                  p.variant == variants[i] && judged(p);
         });
         std::string cell = "-";
@@ -176,20 +178,20 @@ std::vector<RunVerdict> judgeRun(const std::vector<ResultRecord>& points,
   for (const auto& p : points) {
     if (p.variant == "memcpy") continue;
     auto seen = std::find_if(out.begin(), out.end(), [&](const RunVerdict& v) {
-      return v.coll == collOf(p) && v.variant == p.variant;
+      return isColl(p, v.coll) && v.variant == p.variant;
     });
     if (seen != out.end()) continue;
     // A variant this world cannot run (mpi without mpirun, nccl without a GPU) has nothing to
     // judge.
     const bool ran = std::any_of(points.begin(), points.end(), [&](const ResultRecord& q) {
-      return collOf(q) == collOf(p) && q.variant == p.variant &&
+      return q.collective == p.collective && q.variant == p.variant &&
              q.status != ResultStatus::kUnsupported;
     });
     if (!ran) continue;
     std::vector<std::pair<uint64_t, double>> figures;
     for (const auto& q : points) {
       auto f = figureOf(q);
-      if (collOf(q) == collOf(p) && q.variant == p.variant && judged(q) && f) {
+      if (q.collective == p.collective && q.variant == p.variant && judged(q) && f) {
         figures.emplace_back(q.sizeBytes, *f);
       }
     }

@@ -464,8 +464,12 @@ class Where {
     if (until) add(fmt::format("{} <=", column), normalizeTimeBound(*until, "--until") + "~");
   }
   void append(std::string_view text) { query_ += text; }
+  // " LIMIT ?N", after the ORDER BY.
+  void limit(int64_t n) {
+    values_.push_back(n);
+    query_ += fmt::format(" LIMIT ?{}", values_.size());
+  }
   const std::string& query() const { return query_; }
-  size_t size() const { return values_.size(); }
   void bind(sql::Statement& s) const {
     for (size_t i = 0; i < values_.size(); ++i) {
       std::visit([&](const auto& v) { s.bind(static_cast<int>(i + 1), v); }, values_[i]);
@@ -818,10 +822,9 @@ std::vector<RunRecord> Store::listRuns(const RunFilter& filter) const {
   where.window("started_at", filter.since, filter.until);
   if (filter.fingerprint) where.add("fingerprint =", *filter.fingerprint);
   where.append(" ORDER BY started_at DESC, id DESC");
-  if (filter.limit > 0) where.append(fmt::format(" LIMIT ?{}", where.size() + 1));
+  if (filter.limit > 0) where.limit(filter.limit);
   Statement s(db_, where.query());
   where.bind(s);
-  if (filter.limit > 0) s.bind(static_cast<int>(where.size() + 1), filter.limit);
   std::vector<RunRecord> runs;
   while (s.step()) runs.push_back(readRun(s));
   return runs;
@@ -1034,29 +1037,26 @@ PruneReport Store::prune(const PruneOptions& o) {
   if (o.keepLast < 0 && !o.before) {
     throw UsageError("prune needs --keep-last N or --before DATE");
   }
-  Where where("SELECT id FROM runs WHERE status <> 'running'");
-  if (o.label) where.add("label =", *o.label);
-  if (o.before) where.add("started_at <", normalizeTimeBound(*o.before, "--before"));
-  where.append(" ORDER BY started_at DESC, id DESC");
+  // The finished runs of the selection, newest first; --before narrows the ones to delete.
+  auto finished = [&](bool before) {
+    Where where("SELECT id FROM runs WHERE status <> 'running'");
+    if (o.label) where.add("label =", *o.label);
+    if (before) where.add("started_at <", normalizeTimeBound(*o.before, "--before"));
+    where.append(" ORDER BY started_at DESC, id DESC");
+    std::vector<int64_t> ids;
+    sql::Statement s(db_, where.query());
+    where.bind(s);
+    while (s.step()) ids.push_back(s.int64At(0));
+    return ids;
+  };
   PruneReport report;
   // The selection and the deletes share one write transaction: a run finishing meanwhile can't
   // slip between them.
   sql::Transaction tx(db_);
-  std::vector<int64_t> ids;
-  {
-    sql::Statement s(db_, where.query());
-    where.bind(s);
-    while (s.step()) ids.push_back(s.int64At(0));
-  }
+  std::vector<int64_t> ids = finished(o.before.has_value());
   if (o.keepLast >= 0) {
     // keep-last counts every finished run of the selection, older or not than --before.
-    std::vector<int64_t> all;
-    std::string allQuery = "SELECT id FROM runs WHERE status <> 'running'";
-    if (o.label) allQuery += " AND label = ?1";
-    allQuery += " ORDER BY started_at DESC, id DESC";
-    sql::Statement s(db_, allQuery);
-    if (o.label) s.bind(1, *o.label);
-    while (s.step()) all.push_back(s.int64At(0));
+    const std::vector<int64_t> all = finished(false);
     size_t keep = std::min(all.size(), static_cast<size_t>(o.keepLast));
     std::set<int64_t> kept(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep));
     std::erase_if(ids, [&](int64_t id) { return kept.count(id) > 0; });

@@ -6,15 +6,10 @@
 # Usage: export_tools.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: export_tools.sh COLLBENCH}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cb_export_tools.XXXXXX")
-server=""
-cleanup() {
-  [ -n "$server" ] && kill "$server" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-db=$tmp/cb.db
 source "$(dirname "$0")/lib/common.sh"
+scratch export_tools
+server=""  # the scrape server started below; never left behind
+trap '{ [ -n "$server" ] && kill "$server"; } 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # The fastest of 20 calls per point: a median of 5 beside a parallel ctest once came out slower at
 # 1 KiB than at 1 MiB for allgather, and a fit whose time falls with size is left out (a fresh-clone

@@ -5,10 +5,8 @@
 # $1 = the collbench binary.
 set -u
 cb=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/lib/common.sh"
-db=$tmp/s.db
+scratch smoke
 expect 0 "$cb" run all --np 3 -b 0 -e 4K -f 8 -n 2 -w 1 -d int32,float,half -o sum,max \
   --reference --db "$db" --json "$tmp/r.json" --csv "$tmp/r.csv"
 has "$out" "# stored as run 1"

@@ -4,9 +4,8 @@
 # Usage: survey_mpi.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: survey_mpi.sh COLLBENCH}
-tmp=$(mktemp -d /tmp/cb_survey.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/lib/common.sh"
+scratch survey
 script=${CB_SOURCE_DIR:?}/scripts/survey-mpi-allreduce.sh
 
 expect 0 env COLLBENCH="$cb" bash "$script" -b 1K -e 4K -f 4

@@ -4,9 +4,8 @@
 # Usage: timing_modes.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: timing_modes.sh COLLBENCH}
-tmp=$(mktemp -d /tmp/cb_timing.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/lib/common.sh"
+scratch timing
 mpirun=${CB_MPIRUN:-mpirun}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
