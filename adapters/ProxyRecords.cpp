@@ -14,7 +14,7 @@ using namespace cb::proxy;
 std::string proxyFormText(const ProxyOptions& o, const Layout& l) {
   std::string form = o.mode.info().form(o, l);
   // What else changes the step's traffic names a different case.
-  if (o.mode.info().dimension != "pp" && microBatchesFor(o, l) > 1) {
+  if (o.mode.info().dimension != &Layout::pp && microBatchesFor(o, l) > 1) {
     form += fmt::format("-m{}", microBatchesFor(o, l));
   }
   if (o.zero > 0 && o.zero < 3) form += fmt::format("-zero{}", o.zero);

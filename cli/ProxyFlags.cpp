@@ -17,18 +17,6 @@ namespace {
 using namespace cb::proxy;
 
 // Empty items are kept (splitList drops them): "1,,2" names an empty stage weight.
-std::vector<std::string> splitComma(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t c = s.find(',', start);
-    if (c == std::string::npos) c = s.size();
-    out.push_back(s.substr(start, c - start));
-    start = c + 1;
-  }
-  return out;
-}
-
 // The stages below run in the order the flags were always checked, so the first bad flag's line
 // is the same whichever others are also bad.
 
@@ -84,10 +72,10 @@ void setParallelism(const ProxyCliOptions& c, ProxyOptions& o) {
   o.dp = c.dp;
   o.tp = c.tp;
   o.pp = c.pp;
-  if (!o.mode.info().dimension.empty() && (c.dp || c.tp || c.pp)) {
+  if (o.mode.info().dimension && (c.dp || c.tp || c.pp)) {
     throw UsageError("--dp/--tp/--pp set a hybrid layout: use `collbench proxy hybrid`");
   }
-  o.layoutOrder = splitComma(c.layout);
+  o.layoutOrder = splitFields(c.layout, ',');
   {
     auto sorted = o.layoutOrder;
     std::sort(sorted.begin(), sorted.end());
@@ -125,7 +113,7 @@ void setOptimizer(const ProxyCliOptions& c, ProxyOptions& o) {
   checkRange(c.memGbps, "--mem-gbps", 1e-3, 1e9);
   o.memGbps = c.memGbps;
   if (!c.stageWeights.empty()) {
-    for (const auto& w : splitComma(c.stageWeights)) {
+    for (const auto& w : splitFields(c.stageWeights, ',')) {
       double v = finiteNumber(w).value_or(-1);
       if (!(v > 0) || v > 1e6)
         throw UsageError(fmt::format("--stage-weights: '{}' is not a positive number", w));

@@ -18,15 +18,23 @@ std::string toLower(std::string_view s) {
   return out;
 }
 
-std::vector<std::string> splitList(std::string_view s, char sep) {
+std::vector<std::string> splitFields(std::string_view s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= s.size()) {
     size_t end = s.find(sep, start);
     if (end == std::string_view::npos) end = s.size();
-    auto item = trim(s.substr(start, end - start));
-    if (!item.empty()) out.emplace_back(item);
+    out.emplace_back(s.substr(start, end - start));
     start = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> splitList(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  for (const std::string& field : splitFields(s, sep)) {
+    std::string_view item = trim(field);
+    if (!item.empty()) out.emplace_back(item);
   }
   return out;
 }

@@ -11,6 +11,8 @@ std::string_view trim(std::string_view s);
 std::string toLower(std::string_view s);
 // Splits on commas, trims items, drops empty items.
 std::vector<std::string> splitList(std::string_view s, char sep = ',');
+// Splits on every `sep`, keeping every field as it is: "a,,b" is 3 fields, "" is one empty field.
+std::vector<std::string> splitFields(std::string_view s, char sep);
 bool startsWith(std::string_view s, std::string_view prefix);
 // RFC 4180: a field holding a comma, quote or line break is quoted, its quotes doubled.
 std::string csvField(std::string_view s);

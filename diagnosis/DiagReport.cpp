@@ -215,16 +215,7 @@ std::vector<ImportedRun> parsePairwiseLog(const std::string& text, const ImportO
   if (format != ImportFormat::kNcclTests) return parseImport(text, format, options);
   // Split before each test's first line; earlier lines become blank lines, so the importer's
   // FILE:LINE still points into the file.
-  std::vector<std::string> all;
-  {
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      all.push_back(text.substr(start, end - start));
-      start = end + 1;
-    }
-  }
+  const std::vector<std::string> all = splitFields(text, '\n');
   std::vector<size_t> starts{0};
   bool versionLines = false;
   for (const std::string& l : all)

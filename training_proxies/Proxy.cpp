@@ -54,7 +54,7 @@ OptimizerKind optimizerFor(const ProxyOptions& o) {
 bool shardedParams(const ProxyOptions& o) { return o.dpKind == DpKind::kSharded || o.zero == 3; }
 
 bool parameterServer(const ProxyOptions& o) {
-  return o.dpKind == DpKind::kParameterServer && o.mode.info().dimension == "dp";
+  return o.dpKind == DpKind::kParameterServer && o.mode.info().dimension == &Layout::dp;
 }
 
 std::string algoFor(const ProxyOptions& o, Collective coll, const std::string& algo) {
@@ -71,13 +71,8 @@ int microBatchesFor(const ProxyOptions& o, const Layout& l) {
 
 Layout resolveLayout(const ProxyOptions& o, int worldSize, int rank) {
   Layout l;
-  const std::string_view dimension = o.mode.info().dimension;
-  if (dimension == "dp") {
-    l.dp = worldSize;
-  } else if (dimension == "tp") {
-    l.tp = worldSize;
-  } else if (dimension == "pp") {
-    l.pp = worldSize;
+  if (int Layout::*dimension = o.mode.info().dimension) {
+    l.*dimension = worldSize;
   } else {
     int given = 1, unset = 0;
     for (int v : {o.dp, o.tp, o.pp}) {
@@ -142,7 +137,7 @@ void validateProxy(const ProxyOptions& o, int worldSize) {
                                  o.stageWeights.size(), l.pp));
   }
   if (o.dpKind == DpKind::kParameterServer) {
-    if (o.mode.info().dimension != "dp") {
+    if (o.mode.info().dimension != &Layout::dp) {
       throw UsageError("the parameter server runs with `proxy dp` only");
     }
     if (o.microBatches > 1) {
@@ -153,7 +148,7 @@ void validateProxy(const ProxyOptions& o, int worldSize) {
                                    o.servers, worldSize));
     }
   }
-  if (o.scaling != ScalingKind::kNone && o.mode.info().dimension.empty()) {
+  if (o.scaling != ScalingKind::kNone && !o.mode.info().dimension) {
     throw UsageError("--scaling varies one dimension: use it with dp, tp or pp");
   }
   if (o.predictTo < 0) throw UsageError("--predict-to must not be negative");
@@ -268,7 +263,7 @@ void addPredictions(const ProxyOptions& o, const std::string& algo, ProxyResult&
     }
   }
   res.fit = fitCost(samples);
-  if (!res.fit.ok || o.scaling == ScalingKind::kNone || o.mode.info().dimension != "dp" ||
+  if (!res.fit.ok || o.scaling == ScalingKind::kNone || o.mode.info().dimension != &Layout::dp ||
       o.dpKind != DpKind::kAllReduce) {
     return;
   }

@@ -38,7 +38,12 @@
 namespace cb::proxy {
 
 struct ProxyOptions;
-struct Layout;
+
+// dp x tp x pp ranks; this rank's coordinates in each.
+struct Layout {
+  int dp = 1, tp = 1, pp = 1;
+  int dpIdx = 0, tpIdx = 0, ppIdx = 0;
+};
 
 // A proxy mode is one row of proxyModes() (training_proxies/ProxyModes.cpp): the word of `proxy
 // MODE`, its help, which layout dimension the whole world is, and the form of its stored case.
@@ -47,9 +52,9 @@ struct Layout;
 struct ProxyModeInfo {
   std::string_view name;
   std::string_view description;
-  // "dp", "tp" or "pp": the world is that one dimension (--scaling varies it); "": the layout
-  // comes from --dp/--tp/--pp (hybrid).
-  std::string_view dimension;
+  // &Layout::dp, tp or pp: the world is that one dimension (--scaling varies it); nullptr: the
+  // layout comes from --dp/--tp/--pp (hybrid).
+  int Layout::*dimension;
   // What of the options changes this mode's step traffic, as its case's form ("allreduce",
   // "1f1b-m4", "dp2xtp2xpp1"; the common suffixes are added by proxyFormText).
   std::string (*form)(const ProxyOptions& o, const Layout& l);
@@ -128,10 +133,6 @@ struct ProxyOptions {
   InterNodeLink interNode;
 };
 
-struct Layout {
-  int dp = 1, tp = 1, pp = 1;
-  int dpIdx = 0, tpIdx = 0, ppIdx = 0;
-};
 // The layout of `worldSize` ranks and this rank's coordinates. Throws UsageError when the
 // product does not equal the ranks or a dimension does not fit the model.
 Layout resolveLayout(const ProxyOptions& o, int worldSize, int rank);

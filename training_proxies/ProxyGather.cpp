@@ -13,6 +13,7 @@
 
 #include "core/Error.h"
 #include "core/Stats.h"
+#include "core/Text.h"
 #include "training_proxies/Plan.h"
 
 namespace cb::proxy::rank {
@@ -32,12 +33,8 @@ std::string serializeStats(const RankOutcome& o) {
 }
 
 std::vector<std::string> splitLines(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) out.push_back(line);
-  }
+  std::vector<std::string> out = splitFields(s, '\n');
+  std::erase(out, std::string());
   return out;
 }
 

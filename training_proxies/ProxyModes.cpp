@@ -29,10 +29,10 @@ std::string hybridForm(const ProxyOptions&, const Layout& l) {
 
 const std::vector<ProxyModeInfo>& proxyModes() {
   static const std::vector<ProxyModeInfo> kModes{
-      {"dp", "data parallel", "dp", dpForm},
-      {"tp", "tensor parallel", "tp", tpForm},
-      {"pp", "pipeline", "pp", ppForm},
-      {"hybrid", "--dp/--tp/--pp", "", hybridForm},
+      {"dp", "data parallel", &Layout::dp, dpForm},
+      {"tp", "tensor parallel", &Layout::tp, tpForm},
+      {"pp", "pipeline", &Layout::pp, ppForm},
+      {"hybrid", "--dp/--tp/--pp", nullptr, hybridForm},
   };
   return kModes;
 }

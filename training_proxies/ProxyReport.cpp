@@ -88,7 +88,7 @@ void printProxySetup(std::FILE* out, const ProxyOptions& o, int worldSize, const
                "(the CPU stays free, like a GPU kernel); backward = 2 x forward\n",
                o.tflops, o.computeScale != 1 ? fmt::format(" x {:g}", o.computeScale) : "");
   }
-  if (l.dp > 1 || o.mode.info().dimension == "dp") {
+  if (l.dp > 1 || o.mode.info().dimension == &Layout::dp) {
     if (o.dpKind == DpKind::kAllReduce) {
       fmt::print(out,
                  "# DP: DDP buckets in reverse layer order, first {} then {} (cap), {} per "
@@ -260,7 +260,7 @@ void printProxyResult(std::FILE* out, const ProxyOptions& o, const ProxyResult& 
                    "rows are rough; measure more ranks or sizes\n",
                    r.fit.medianRelError * 100);
       }
-    } else if (o.mode.info().dimension == "dp") {
+    } else if (o.mode.info().dimension == &Layout::dp) {
       fmt::print(out, "# no prediction: fewer than two measured collectives to fit\n");
     }
   }

@@ -37,6 +37,14 @@ struct Columns {
   size_t count = 0;
 };
 
+// The IMB columns read, by their header names.
+constexpr importer::NamedColumn<Columns> kImbColumns[] = {
+    {"#bytes", &Columns::bytes},     {"#repetitions", &Columns::reps},
+    {"t[usec]", &Columns::t},        {"t_min[usec]", &Columns::tMin},
+    {"t_max[usec]", &Columns::tMax}, {"t_avg[usec]", &Columns::tAvg},
+    {"Mbytes/sec", &Columns::mbps},  {"Msg/sec", &Columns::msgRate},
+    {"defects", &Columns::defects}};
+
 struct Block {
   int line = 0;  // "# Benchmarking" line
   std::string name;
@@ -123,24 +131,8 @@ class ImbParser {
     for (size_t i = 0; i < tok.size(); ++i) {
       int idx = static_cast<int>(i);
       std::string_view n = tok[i];
-      if (n == "#bytes") {
-        c.bytes = idx;
-      } else if (n == "#repetitions") {
-        c.reps = idx;
-      } else if (n == "t[usec]") {
-        c.t = idx;
-      } else if (n == "t_min[usec]") {
-        c.tMin = idx;
-      } else if (n == "t_max[usec]") {
-        c.tMax = idx;
-      } else if (n == "t_avg[usec]") {
-        c.tAvg = idx;
-      } else if (n == "Mbytes/sec") {
-        c.mbps = idx;
-      } else if (n == "Msg/sec") {
-        c.msgRate = idx;
-      } else if (n == "defects") {
-        c.defects = idx;
+      if (int Columns::*column = importer::columnNamed(kImbColumns, n)) {
+        c.*column = idx;
       } else {
         importer::failParse(options_, line,
                             fmt::format("unsupported IMB column '{}' (overlap tables of IMB-NBC "

@@ -39,6 +39,21 @@ class LineReader {
                             std::string_view why = {});
 
 std::vector<std::string_view> splitWhitespace(std::string_view s);
+
+// A table header's columns read by name: rows {header name, the member that keeps its index}.
+template <class Columns>
+struct NamedColumn {
+  std::string_view name;
+  int Columns::*index;
+};
+// The member of the column called `name`; nullptr when the table does not read it.
+template <class Columns, size_t N>
+int Columns::*columnNamed(const NamedColumn<Columns> (&table)[N], std::string_view name) {
+  for (const NamedColumn<Columns>& c : table) {
+    if (c.name == name) return c.index;
+  }
+  return nullptr;
+}
 // Whole-token conversions; nullopt unless the entire token is a number of that kind.
 std::optional<uint64_t> toUnsigned(std::string_view s);
 std::optional<int64_t> toSigned(std::string_view s);

@@ -62,6 +62,17 @@ struct Table {
   size_t columns = 0;  // header tokens, "timestamp" counted once
 };
 
+// The columns read by their header names (a placement's after its "time").
+constexpr importer::NamedColumn<Table> kTableColumns[] = {{"size", &Table::size},
+                                                          {"count", &Table::count},
+                                                          {"type", &Table::type},
+                                                          {"redop", &Table::redop},
+                                                          {"root", &Table::root}};
+constexpr importer::NamedColumn<PlacementColumns> kPlacementColumns[] = {
+    {"algbw", &PlacementColumns::algbw}, {"busbw", &PlacementColumns::busbw},
+    {"i_min", &PlacementColumns::iMin},  {"i_max", &PlacementColumns::iMax},
+    {"i_p99", &PlacementColumns::iP99},  {"i_cv%", &PlacementColumns::iCv}};
+
 // The unit of a printed number's last digit: 0.01 in "35.29", 1 in "16603", 1e6 in "1e+06" and
 // in "1.0e+07". nccl-tests 2.19 fits its columns by dropping decimals as values grow (algbw
 // "1495.0", "1e+06"); older releases printed two decimals and switched to %.1e past 7 digits.
@@ -324,35 +335,18 @@ class NcclTestsParser {
       std::string_view c = tokens[i];
       int idx = static_cast<int>(i);
       PlacementColumns* p = tb.placements.empty() ? nullptr : &tb.placements.back();
-      if (c == "size") {
-        tb.size = idx;
-      } else if (c == "count") {
-        tb.count = idx;
-      } else if (c == "type") {
-        tb.type = idx;
-      } else if (c == "redop") {
-        tb.redop = idx;
-      } else if (c == "root") {
-        tb.root = idx;
+      int PlacementColumns::*placed = importer::columnNamed(kPlacementColumns, c);
+      if (int Table::*column = importer::columnNamed(kTableColumns, c)) {
+        tb.*column = idx;
       } else if (c == "time" || c == "cputime") {
         tb.cputime = c == "cputime";
         tb.placements.push_back({});
         tb.placements.back().time = idx;
-      } else if (p && c == "algbw") {
-        p->algbw = idx;
-      } else if (p && c == "busbw") {
-        p->busbw = idx;
+      } else if (p && placed) {
+        p->*placed = idx;
       } else if (p && (c == "#wrong" || c == "error")) {
         p->check = idx;
         tb.errorColumn = c == "error";
-      } else if (p && c == "i_min") {
-        p->iMin = idx;
-      } else if (p && c == "i_max") {
-        p->iMax = idx;
-      } else if (p && c == "i_p99") {
-        p->iP99 = idx;
-      } else if (p && c == "i_cv%") {
-        p->iCv = idx;
       } else if (c == "timestamp" && i + 1 == tokens.size()) {
         tb.timestamp = true;
       } else {

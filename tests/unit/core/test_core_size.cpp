@@ -3,9 +3,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/Error.h"
 #include "core/Size.h"
+#include "core/Text.h"
 
 namespace {
 
@@ -99,6 +101,17 @@ TEST(ParseDuration, RejectsBadInput) {
   for (const char* bad : {"", "-1", "-2s", "abc", "s", "5x", "1.2.3", "10Q"}) {
     EXPECT_THROW(cb::parseDurationSeconds(bad), cb::UsageError) << "'" << bad << "'";
   }
+}
+
+// splitFields keeps every field (the proxy's --layout and the pairwise log's lines need the empty
+// ones); splitList trims and drops them.
+TEST(SplitText, FieldsKeepEmptiesAndListsDropThem) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(cb::splitFields("a,,b", ','), (V{"a", "", "b"}));
+  EXPECT_EQ(cb::splitFields("", ','), (V{""}));
+  EXPECT_EQ(cb::splitFields("x\n", '\n'), (V{"x", ""}));
+  EXPECT_EQ(cb::splitFields(" a ,b", ','), (V{" a ", "b"}));
+  EXPECT_EQ(cb::splitList(" a ,, b ,"), (V{"a", "b"}));
 }
 
 }  // namespace

@@ -395,6 +395,10 @@ TEST(ProxyModes, RowsAreFoundByNameAndDecideTheLayout) {
   EXPECT_EQ(proxyModeName(ProxyMode::kTp), "tp");
   EXPECT_EQ(proxyModeName(ProxyMode::kPp), "pp");
   EXPECT_EQ(proxyModeName(ProxyMode::kHybrid), "hybrid");
+  EXPECT_EQ(ProxyMode::kDp.info().dimension, &Layout::dp);
+  EXPECT_EQ(ProxyMode::kTp.info().dimension, &Layout::tp);
+  EXPECT_EQ(ProxyMode::kPp.info().dimension, &Layout::pp);
+  EXPECT_EQ(ProxyMode::kHybrid.info().dimension, nullptr);
   ProxyOptions o;
   o.model = presetModel("gpt2-xl", 0);
   o.dp = 2;
@@ -403,12 +407,8 @@ TEST(ProxyModes, RowsAreFoundByNameAndDecideTheLayout) {
     o.mode = parseProxyMode(row.name);
     EXPECT_EQ(&o.mode.info(), &row);
     const Layout l = resolveLayout(o, 4, 0);
-    if (row.dimension.empty()) {
-      EXPECT_EQ(l.dp * l.tp * l.pp, 4);
-    } else {
-      const int whole = row.dimension == "dp" ? l.dp : row.dimension == "tp" ? l.tp : l.pp;
-      EXPECT_EQ(whole, 4) << row.name;
-    }
+    EXPECT_EQ(l.dp * l.tp * l.pp, 4) << row.name;
+    if (row.dimension) EXPECT_EQ(l.*row.dimension, 4) << row.name;
     EXPECT_FALSE(row.form(o, l).empty()) << row.name;
     EXPECT_NE(proxyModeHelp().find(std::string(row.name) + " ("), std::string::npos);
   }

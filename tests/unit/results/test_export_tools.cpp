@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/Lines.h"
 #include "core/Error.h"
 #include "results/export/Export.h"
 
@@ -23,12 +24,8 @@ std::vector<std::string> split(const std::string& line, char sep = ',') {
 }
 
 std::vector<std::string> dataLines(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string line;
-  while (std::getline(ss, line)) {
-    if (!line.empty() && line[0] != '#') out.push_back(line);
-  }
+  std::vector<std::string> out = test::splitLines(text);
+  std::erase_if(out, [](const std::string& line) { return line.empty() || line[0] == '#'; });
   return out;
 }
 
