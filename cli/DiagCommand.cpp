@@ -207,42 +207,40 @@ int doLogs(const LogsCli& c) {
   return diag.healthy ? 0 : 1;
 }
 
+// One `diag` subcommand: its options (kept alive by the action), its flags and what it runs.
+template <class Args>
+void addDiagSubcommand(CLI::App* diag, Action& action, const char* name, const char* help,
+                       void (*addFlags)(CLI::App*, Args&), int (*run)(const Args&)) {
+  auto args = std::make_shared<Args>();
+  CLI::App* sub = diag->add_subcommand(name, help);
+  addFlags(sub, *args);
+  runOnParse(sub, action, args, run);
+}
+
 }  // namespace
 
 void setupDiagCommand(CLI::App* diag, Action& action) {
   diag->require_subcommand(1);
-
-  auto links = std::make_shared<LinksCli>();
-  auto* l = diag->add_subcommand(
-      "links",
+  addDiagSubcommand(
+      diag, action, "links",
       "Every rank pair in n-1 rounds of disjoint pairs at once (circle method): bandwidth and "
-      "latency matrices and the suspects, re-measured alone");
-  addLinksFlags(l, *links);
-  runOnParse(l, action, links, doLinks);
-
-  auto bisect = std::make_shared<BisectCli>();
-  auto* b = diag->add_subcommand(
-      "bisect",
+      "latency matrices and the suspects, re-measured alone",
+      addLinksFlags, doLinks);
+  addDiagSubcommand(
+      diag, action, "bisect",
       "An allreduce on both halves at once, into the slower half, in about log2(n) rounds; the "
-      "pair matrix decides when the halves are alike");
-  addBisectFlags(b, *bisect);
-  runOnParse(b, action, bisect, doBisect);
-
-  auto ranks = std::make_shared<RanksCli>();
-  auto* r = diag->add_subcommand(
-      "ranks",
+      "pair matrix decides when the halves are alike",
+      addBisectFlags, doBisect);
+  addDiagSubcommand(
+      diag, action, "ranks",
       "Stragglers: which rank arrives last at an allreduce, how often, by how much; and, from "
-      "who "
-      "finishes last in each direction of the ring, which rank sends or receives slowly or "
-      "which link is slow");
-  addRanksFlags(r, *ranks);
-  runOnParse(r, action, ranks, doRanks);
-
-  auto logs = std::make_shared<LogsCli>();
-  auto* g = diag->add_subcommand(
-      "logs", "The same verdict over existing nccl-tests logs of node pairs (one pair per file)");
-  addLogsFlags(g, *logs);
-  runOnParse(g, action, logs, doLogs);
+      "who finishes last in each direction of the ring, which rank sends or receives slowly or "
+      "which link is slow",
+      addRanksFlags, doRanks);
+  addDiagSubcommand(
+      diag, action, "logs",
+      "The same verdict over existing nccl-tests logs of node pairs (one pair per file)",
+      addLogsFlags, doLogs);
 }
 
 }  // namespace cb::cli

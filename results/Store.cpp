@@ -699,6 +699,13 @@ Store& Store::operator=(Store&& other) noexcept {
   return *this;
 }
 
+std::string_view Store::migrationSql(int toVersion) {
+  if (toVersion < 1 || toVersion > kLatestVersion) {
+    throw std::out_of_range(fmt::format("no schema migration to version {}", toVersion));
+  }
+  return kMigrations[toVersion - 1];
+}
+
 int Store::schemaVersion() const { return static_cast<int>(pragmaInt(db_, "user_version")); }
 
 int Store::latestSchemaVersion() { return kLatestVersion; }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -76,7 +77,10 @@ class Store {
   Store& operator=(Store&&) noexcept;
 
   int schemaVersion() const;
-  static int latestSchemaVersion();                      // what this build migrates to
+  static int latestSchemaVersion();  // what this build migrates to
+  // The SQL that takes the schema from `toVersion` - 1 to `toVersion` (1..latest): the tests
+  // build a database as an older release left it from the released steps.
+  static std::string_view migrationSql(int toVersion);
   static constexpr int32_t kApplicationId = 0x434c4253;  // "CLBS" in PRAGMA application_id
   const std::string& path() const { return path_; }
 

@@ -110,37 +110,37 @@ struct Preset {
 // the head tied to the word embedding.
 TransformerShape gptShape(const char* name, int blocks, int hidden, int heads, int seq,
                           uint64_t published, bool exact) {
-  TransformerShape s;
-  s.name = name;
-  s.blocks = blocks;
-  s.hidden = hidden;
-  s.heads = s.kvHeads = heads;
-  s.ffn = 4 * hidden;
-  s.seq = s.positions = seq;
-  s.vocab = 50257;
-  s.biases = s.learnedPositions = s.tiedHead = true;
-  s.publishedParams = published;
-  s.publishedExact = exact;
-  return s;
+  return {.name = name,
+          .blocks = blocks,
+          .hidden = hidden,
+          .heads = heads,
+          .kvHeads = heads,
+          .ffn = 4 * hidden,
+          .seq = seq,
+          .vocab = 50257,
+          .tiedHead = true,
+          .learnedPositions = true,
+          .positions = seq,
+          .biases = true,
+          .publishedParams = published,
+          .publishedExact = exact};
 }
 
 // Llama-2: RMSNorm (weight only), no biases, SwiGLU, rotary positions (no table), untied head.
 TransformerShape llamaShape(const char* name, int blocks, int hidden, int heads, int kvHeads,
                             int ffn, uint64_t published) {
-  TransformerShape s;
-  s.name = name;
-  s.blocks = blocks;
-  s.hidden = hidden;
-  s.heads = heads;
-  s.kvHeads = kvHeads;
-  s.ffn = ffn;
-  s.seq = 4096;
-  s.vocab = 32000;
-  s.swiglu = true;
-  s.tiedHead = false;
-  s.publishedParams = published;
-  s.publishedExact = true;
-  return s;
+  return {.name = name,
+          .blocks = blocks,
+          .hidden = hidden,
+          .heads = heads,
+          .kvHeads = kvHeads,
+          .ffn = ffn,
+          .seq = 4096,
+          .vocab = 32000,
+          .swiglu = true,
+          .tiedHead = false,
+          .publishedParams = published,
+          .publishedExact = true};
 }
 
 TransformerShape bertLarge() {

@@ -7,6 +7,8 @@
 // reduce-scatter. Costs two extra rounds, so the algorithms are at their best on powers of two.
 #pragma once
 
+#include <vector>
+
 namespace cb {
 
 struct Fold {
@@ -31,5 +33,29 @@ struct Fold {
   int first(int q) const { return q < rem ? 2 * q : q + rem; }
   int realRank(int q) const { return first(q); }
 };
+
+// One round of recursive halving as new rank q sees it: it exchanges with new rank q ^ mask,
+// keeps the half [keepLo, keepHi) of its window of new ranks that holds q and gives the other
+// half [giveLo, giveHi).
+struct HalvingRound {
+  int mask, peer;
+  int keepLo, keepHi, giveLo, giveHi;
+};
+// The rounds of new rank q among p (a power of two), mask p/2 down to 1: the window halves from
+// [0, p) to [q, q + 1).
+inline std::vector<HalvingRound> halvingRounds(int q, int p) {
+  std::vector<HalvingRound> rounds;
+  int lo = 0, hi = p;
+  for (int mask = p / 2; mask >= 1; mask /= 2) {
+    const int mid = lo + mask;
+    const bool lower = q < mid;
+    HalvingRound r{
+        mask, q ^ mask, lower ? lo : mid, lower ? mid : hi, lower ? mid : lo, lower ? hi : mid};
+    rounds.push_back(r);
+    lo = r.keepLo;
+    hi = r.keepHi;
+  }
+  return rounds;
+}
 
 }  // namespace cb

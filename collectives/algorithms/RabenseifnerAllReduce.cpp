@@ -41,19 +41,13 @@ Schedule rabenseifnerAllReduce(int rank, int nranks, const CollArgs& args, const
     b.newPhase().steps.push_back(recvReduceStep(rank + 1, send, recv));
     cur = BufferRef::kRecv;
   }
-  int lo = 0, hi = f.p;
-  for (int mask = f.p / 2; mask >= 1; mask /= 2) {
-    const int mid = lo + mask;
-    const bool lower = q < mid;
-    const int keepLo = lower ? lo : mid, keepHi = lower ? mid : hi;
-    const int peer = f.realRank(q ^ mask);
+  for (const HalvingRound& h : halvingRounds(q, f.p)) {
+    const int peer = f.realRank(h.peer);
     auto& ph = b.newPhase();
-    ph.steps.push_back(sendStep(peer, lower ? chunks(cur, mid, hi) : chunks(cur, lo, mid)));
-    ph.steps.push_back(recvReduceStep(peer, chunks(cur, keepLo, keepHi),
-                                      chunks(BufferRef::kRecv, keepLo, keepHi)));
+    ph.steps.push_back(sendStep(peer, chunks(cur, h.giveLo, h.giveHi)));
+    ph.steps.push_back(recvReduceStep(peer, chunks(cur, h.keepLo, h.keepHi),
+                                      chunks(BufferRef::kRecv, h.keepLo, h.keepHi)));
     cur = BufferRef::kRecv;
-    lo = keepLo;
-    hi = keepHi;
   }
   // Now chunk q is final here: divide it once (avg), then gather everyone's.
   auto& owned = b.newPhase();

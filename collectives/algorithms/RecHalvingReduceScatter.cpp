@@ -43,24 +43,18 @@ Schedule recHalvingReduceScatter(int rank, int nranks, const CollArgs& args, con
                                                 blocks(BufferRef::kScratch, 0, nranks)));
     cur = BufferRef::kScratch;
   }
-  int lo = 0, hi = f.p;
-  for (int mask = f.p / 2; mask >= 1; mask /= 2) {
-    const int mid = lo + mask;
-    const bool lower = q < mid;
-    const int keepLo = lower ? lo : mid, keepHi = lower ? mid : hi;
-    const int giveLo = lower ? mid : lo, giveHi = lower ? hi : mid;
-    const int peer = f.realRank(q ^ mask);
+  for (const HalvingRound& h : halvingRounds(q, f.p)) {
+    const int peer = f.realRank(h.peer);
     // A plain rank's last kept window is its own block: reduce it into the receive buffer.
-    const bool last = mask == 1 && !host;
+    const bool last = h.mask == 1 && !host;
     if (!last) b.needScratch(m * n);
+    const Span kept = blocks(cur, f.first(h.keepLo), f.first(h.keepHi));
     auto& ph = b.newPhase();
-    ph.steps.push_back(sendStep(peer, blocks(cur, f.first(giveLo), f.first(giveHi))));
-    ph.steps.push_back(
-        recvReduceStep(peer, blocks(cur, f.first(keepLo), f.first(keepHi)),
-                       last ? out : blocks(BufferRef::kScratch, f.first(keepLo), f.first(keepHi))));
+    ph.steps.push_back(sendStep(peer, blocks(cur, f.first(h.giveLo), f.first(h.giveHi))));
+    ph.steps.push_back(recvReduceStep(
+        peer, kept,
+        last ? out : blocks(BufferRef::kScratch, f.first(h.keepLo), f.first(h.keepHi))));
     cur = BufferRef::kScratch;
-    lo = keepLo;
-    hi = keepHi;
   }
   auto& fin = b.newPhase();
   if (f.p == 1) fin.steps.push_back(copyStep(blocks(BufferRef::kSend, 0, 1), out));

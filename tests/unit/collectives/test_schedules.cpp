@@ -74,14 +74,15 @@ TEST(Schedules, EveryAlgorithmEveryDtypeAndOp) {
   }
 }
 
-TEST(ReferenceExecutor, DetectsDeadlock) {
-  // Both ranks receive first in their own phase: with rendezvous semantics nobody sends.
+// Two ranks of a 4-int allreduce whose phases `write(builder, rank)` builds: the reference
+// executor must refuse them.
+template <class Write>
+void expectReferenceRefuses(Write write) {
   CollArgs args{Collective::kAllReduce, DataType::kInt32, RedOp::kSum, 0, 4};
   std::vector<Schedule> s(2);
   for (int r = 0; r < 2; ++r) {
     ScheduleBuilder b(4, 4);
-    b.newPhase().steps.push_back(recvStep(1 - r, {BufferRef::kRecv, 0, 4}));
-    b.newPhase().steps.push_back(sendStep(1 - r, {BufferRef::kSend, 0, 4}));
+    write(b, r);
     s[r] = std::move(b).build();
   }
   std::vector<RankBuffers> bufs(2);
@@ -92,22 +93,20 @@ TEST(ReferenceExecutor, DetectsDeadlock) {
   EXPECT_THROW(runReference(s, args, bufs), Error);
 }
 
+TEST(ReferenceExecutor, DetectsDeadlock) {
+  // Both ranks receive first in their own phase: with rendezvous semantics nobody sends.
+  expectReferenceRefuses([](ScheduleBuilder& b, int r) {
+    b.newPhase().steps.push_back(recvStep(1 - r, {BufferRef::kRecv, 0, 4}));
+    b.newPhase().steps.push_back(sendStep(1 - r, {BufferRef::kSend, 0, 4}));
+  });
+}
+
 TEST(ReferenceExecutor, DetectsSizeMismatchAndBounds) {
-  CollArgs args{Collective::kAllReduce, DataType::kInt32, RedOp::kSum, 0, 4};
-  std::vector<Schedule> s(2);
-  for (int r = 0; r < 2; ++r) {
-    ScheduleBuilder b(4, 4);
+  expectReferenceRefuses([](ScheduleBuilder& b, int r) {
     auto& ph = b.newPhase();
     ph.steps.push_back(sendStep(1 - r, {BufferRef::kSend, 0, r == 0 ? 4u : 3u}));
     ph.steps.push_back(recvStep(1 - r, {BufferRef::kRecv, 0, 4}));
-    s[r] = std::move(b).build();
-  }
-  std::vector<RankBuffers> bufs(2);
-  for (auto& b : bufs) {
-    b.send.resize(16);
-    b.recv.resize(16);
-  }
-  EXPECT_THROW(runReference(s, args, bufs), Error);
+  });
 
   ScheduleBuilder b(4, 4);
   b.newPhase().steps.push_back(copyStep({BufferRef::kSend, 2, 4}, {BufferRef::kRecv, 0, 4}));
@@ -116,21 +115,11 @@ TEST(ReferenceExecutor, DetectsSizeMismatchAndBounds) {
 
 TEST(ReferenceExecutor, DetectsHazardInPhase) {
   // A phase that receives into the memory it sends from.
-  CollArgs args{Collective::kAllReduce, DataType::kInt32, RedOp::kSum, 0, 4};
-  std::vector<Schedule> s(2);
-  for (int r = 0; r < 2; ++r) {
-    ScheduleBuilder b(4, 4);
+  expectReferenceRefuses([](ScheduleBuilder& b, int r) {
     auto& ph = b.newPhase();
     ph.steps.push_back(sendStep(1 - r, {BufferRef::kRecv, 0, 4}));
     ph.steps.push_back(recvStep(1 - r, {BufferRef::kRecv, 0, 4}));
-    s[r] = std::move(b).build();
-  }
-  std::vector<RankBuffers> bufs(2);
-  for (auto& b : bufs) {
-    b.send.resize(16);
-    b.recv.resize(16);
-  }
-  EXPECT_THROW(runReference(s, args, bufs), Error);
+  });
 }
 
 TEST(Cost, RingAllReduceMatchesFormula) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 
 #include "common/SmallFloatReference.h"
 #include "core/Half.h"
@@ -139,20 +140,41 @@ void checkRandom(const Ref& ref, Convert convert, int minExp, int maxExp, Mismat
   }
 }
 
-TEST(Half, FloatToHalfRoundsToNearestEvenOnEveryBoundary) {
-  HalfReference ref;
+// The two formats' float -> 16-bit rounding, checked the same way.
+struct HalfFormat {
+  using Reference = HalfReference;
+  static uint16_t round(float f) { return cb::floatToHalf(f).bits; }
+  // 2^-27 .. 2^17: below the smallest subnormal (2^-24) up to past the overflow at 65520.
+  static constexpr int kMinExp = -27, kMaxExp = 17;
+};
+struct BFloat16Format {
+  using Reference = BFloat16Reference;
+  static uint16_t round(float f) { return cb::floatToBf16(f).bits; }
+  static constexpr int kMinExp = -149, kMaxExp = 127;
+};
+struct FormatName {
+  template <class F>
+  static std::string GetName(int) {
+    return std::is_same_v<F, HalfFormat> ? "Half" : "BFloat16";
+  }
+};
+
+template <class F>
+class Rounding : public ::testing::Test {};
+using Formats = ::testing::Types<HalfFormat, BFloat16Format>;
+TYPED_TEST_SUITE(Rounding, Formats, FormatName);
+
+TYPED_TEST(Rounding, ToNearestEvenOnEveryBoundary) {
+  typename TypeParam::Reference ref;
   Mismatches bad;
-  checkEveryBoundary(
-      ref, [](float f) { return cb::floatToHalf(f).bits; }, bad);
+  checkEveryBoundary(ref, TypeParam::round, bad);
   EXPECT_EQ(bad.count, 0) << bad.first;
 }
 
-TEST(Half, FloatToHalfMatchesReferenceOnRandomFloats) {
-  HalfReference ref;
+TYPED_TEST(Rounding, MatchesReferenceOnRandomFloats) {
+  typename TypeParam::Reference ref;
   Mismatches bad;
-  // 2^-27 .. 2^17: below the smallest subnormal (2^-24) up to past the overflow at 65520.
-  checkRandom(
-      ref, [](float f) { return cb::floatToHalf(f).bits; }, -27, 17, bad);
+  checkRandom(ref, TypeParam::round, TypeParam::kMinExp, TypeParam::kMaxExp, bad);
   EXPECT_EQ(bad.count, 0) << bad.first;
 }
 
@@ -168,22 +190,6 @@ TEST(Half, KnownValues) {
   EXPECT_EQ(cb::floatToHalf(1.0f + std::ldexp(1.0f, -11)).bits, 0x3c00);  // tie, even below
   EXPECT_EQ(cb::floatToHalf(1.0f + std::ldexp(3.0f, -11)).bits, 0x3c02);  // tie, even above
   EXPECT_EQ(cb::halfToFloat(cb::Half{0x3555}), 0.333251953125f);
-}
-
-TEST(BFloat16, FloatToBf16RoundsToNearestEvenOnEveryBoundary) {
-  BFloat16Reference ref;
-  Mismatches bad;
-  checkEveryBoundary(
-      ref, [](float f) { return cb::floatToBf16(f).bits; }, bad);
-  EXPECT_EQ(bad.count, 0) << bad.first;
-}
-
-TEST(BFloat16, FloatToBf16MatchesReferenceOnRandomFloats) {
-  BFloat16Reference ref;
-  Mismatches bad;
-  checkRandom(
-      ref, [](float f) { return cb::floatToBf16(f).bits; }, -149, 127, bad);
-  EXPECT_EQ(bad.count, 0) << bad.first;
 }
 
 TEST(BFloat16, KnownValues) {

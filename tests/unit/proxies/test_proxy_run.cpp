@@ -24,14 +24,12 @@ namespace {
 ProxyOptions small(ProxyMode mode) {
   ProxyOptions o;
   o.mode = mode;
-  TransformerShape s;
-  s.name = "tiny";
-  s.blocks = 2;
-  s.hidden = 256;
-  s.heads = 4;
-  s.ffn = 1024;
-  s.seq = 32;
-  o.model = transformerModel(s);  // 2 x 0.8 M parameters: 3 MiB of float gradients
+  o.model = transformerModel({.name = "tiny",
+                              .blocks = 2,
+                              .hidden = 256,
+                              .heads = 4,
+                              .ffn = 1024,
+                              .seq = 32});  // 2 x 0.8 M parameters: 3 MiB of float gradients
   o.computeScale = 0;
   o.steps = 2;
   o.warmup = 1;
@@ -135,16 +133,16 @@ TEST(ProxyRun, TensorAndPipelineAndHybridAreVerified) {
 // step with ZeRO 1, 2 and 3, all run on real data and verified.
 TEST(ProxyRun, WholeModelStepsAreVerified) {
   ProxyOptions o = small(ProxyMode::kHybrid);
-  TransformerShape s;
-  s.name = "tiny-lm";
-  s.blocks = 2;
-  s.hidden = 64;
-  s.heads = 4;
-  s.ffn = 256;
-  s.seq = s.positions = 16;
-  s.vocab = 1000;
-  s.biases = s.learnedPositions = true;
-  o.model = transformerModel(s);
+  o.model = transformerModel({.name = "tiny-lm",
+                              .blocks = 2,
+                              .hidden = 64,
+                              .heads = 4,
+                              .ffn = 256,
+                              .seq = 16,
+                              .vocab = 1000,
+                              .learnedPositions = true,
+                              .positions = 16,
+                              .biases = true});
   o.tp = 2;
   o.pp = 2;
   o.microBatches = 2;

@@ -63,82 +63,12 @@ constexpr const char* kQuoted =
     "quote(time_us), quote(median_us), quote(mean_us), quote(min_us), quote(max_us), "
     "quote(p99_us), quote(cv), quote(algbw), quote(busbw), quote(wrong)";
 
-// Schema version 2 as released (migrations 1 and 2 of results/Store.cpp, frozen here): every
-// result column NOT NULL, unknowns written as 0, -1 or ''.
-constexpr const char* kSchemaV2 = R"sql(
-CREATE TABLE runs (
-  id INTEGER PRIMARY KEY,
-  started_at TEXT NOT NULL,
-  finished_at TEXT NOT NULL DEFAULT '',
-  label TEXT NOT NULL DEFAULT '',
-  command_line TEXT NOT NULL DEFAULT '',
-  source TEXT NOT NULL DEFAULT 'collbench',
-  collbench_version TEXT NOT NULL DEFAULT '',
-  mpi_version TEXT NOT NULL DEFAULT '',
-  ucx_version TEXT NOT NULL DEFAULT '',
-  cuda_version TEXT NOT NULL DEFAULT '',
-  nccl_version TEXT NOT NULL DEFAULT '',
-  hosts TEXT NOT NULL DEFAULT '',
-  world_size INTEGER NOT NULL DEFAULT 0,
-  world_kind TEXT NOT NULL DEFAULT '',
-  status TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed', 'interrupted')),
-  fingerprint TEXT NOT NULL DEFAULT '',
-  environment_json TEXT NOT NULL DEFAULT '{}',
-  pid INTEGER NOT NULL DEFAULT 0,
-  host TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX runs_started_at ON runs (started_at);
-CREATE INDEX runs_label ON runs (label);
-CREATE INDEX runs_fingerprint ON runs (fingerprint);
-CREATE INDEX runs_running ON runs (status) WHERE status = 'running';
-CREATE TABLE results (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-  collective TEXT NOT NULL,
-  variant TEXT NOT NULL,
-  dtype TEXT NOT NULL,
-  op TEXT NOT NULL,
-  root INTEGER NOT NULL,
-  size_bytes INTEGER NOT NULL,
-  count INTEGER NOT NULL,
-  placement TEXT NOT NULL,
-  nranks INTEGER NOT NULL,
-  status TEXT NOT NULL,
-  message TEXT NOT NULL DEFAULT '',
-  iterations INTEGER NOT NULL,
-  time_us REAL NOT NULL,
-  statistic TEXT NOT NULL,
-  median_us REAL NOT NULL,
-  mean_us REAL NOT NULL,
-  min_us REAL NOT NULL,
-  max_us REAL NOT NULL,
-  p99_us REAL NOT NULL,
-  cv REAL NOT NULL,
-  algbw REAL NOT NULL,
-  busbw REAL NOT NULL,
-  wrong INTEGER NOT NULL
-);
-CREATE INDEX results_run_id ON results (run_id);
-CREATE INDEX results_point ON results (collective, variant, dtype, op, size_bytes, placement);
-CREATE TABLE samples (
-  result_id INTEGER PRIMARY KEY REFERENCES results (id) ON DELETE CASCADE,
-  times_us BLOB NOT NULL
-);
-CREATE TABLE rank_samples (
-  result_id INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
-  rank INTEGER NOT NULL,
-  times_us BLOB NOT NULL,
-  PRIMARY KEY (result_id, rank)
-) WITHOUT ROWID;
-CREATE TABLE run_details (
-  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-  kind TEXT NOT NULL,
-  json TEXT NOT NULL,
-  PRIMARY KEY (run_id, kind)
-) WITHOUT ROWID;
-PRAGMA user_version = 2;
-PRAGMA application_id = 1129071187;
-)sql";
+// Schema version 2 as released: migrations 1 and 2 of results/Store.cpp (released steps never
+// change), every result column NOT NULL, unknowns written as 0, -1 or ''.
+std::string schemaV2() {
+  return fmt::format("{}{}PRAGMA user_version = 2; PRAGMA application_id = {};",
+                     Store::migrationSql(1), Store::migrationSql(2), Store::kApplicationId);
+}
 
 // One schema-2 row: id, run, collective, size, status, then the 16 columns of kQuoted as SQL
 // literals.
@@ -156,7 +86,7 @@ TEST(NullMigration, SentinelsOfSchema2BecomeNullAndRealValuesStay) {
   TempDir tmp;
   {
     Raw old(tmp.file("cb.db"));
-    old.exec(kSchemaV2);
+    old.exec(schemaV2());
     old.exec(
         "INSERT INTO runs (id, started_at, source, status) VALUES (1, '2025-01-01T00:00:00Z', "
         "'collbench', 'ok'), (2, '2025-01-02T00:00:00Z', 'nccl-tests', 'ok'), (3, "
