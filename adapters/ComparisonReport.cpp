@@ -11,6 +11,7 @@
 #include "adapters/TextTable.h"
 #include "core/Error.h"
 #include "core/Size.h"
+#include "results/HtmlReport.h"
 
 namespace cb {
 
@@ -516,28 +517,6 @@ std::string renderJson(const Comparison& c, const LoadedRuns& runs) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string escapeXml(std::string_view text) {
-  std::string out;
-  for (char ch : text) {
-    auto u = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids control characters other than tab, newline and carriage return.
-        if (u < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') {
-          out += '?';
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out;
-}
-
 std::string renderJunit(const Comparison& c, const LoadedRuns& runs) {
   Counts n = countOf(c);
   int failures = 0, skipped = 0;
@@ -555,10 +534,10 @@ std::string renderJunit(const Comparison& c, const LoadedRuns& runs) {
       "<testsuites name=\"collbench gate\" tests=\"{0}\" failures=\"{1}\" errors=\"0\" "
       "skipped=\"{2}\">\n"
       "  <testsuite name=\"{3}\" tests=\"{0}\" failures=\"{1}\" errors=\"0\" skipped=\"{2}\">\n",
-      tests, failures, skipped, escapeXml(suite));
+      tests, failures, skipped, htmlEscape(suite));
   out += "    <properties>\n";
   auto property = [&](std::string_view name, const std::string& v) {
-    out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, escapeXml(v));
+    out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, htmlEscape(v));
   };
   property("outcome", std::string(gateOutcomeName(c.outcome)));
   property("summary", summaryLine(c));
@@ -575,9 +554,9 @@ std::string renderJunit(const Comparison& c, const LoadedRuns& runs) {
   out += wholeFails ? fmt::format(
                           ">\n      <failure type=\"regression\" message=\"{0}\">{0}"
                           "</failure>\n    </testcase>\n",
-                          escapeXml(whole))
+                          htmlEscape(whole))
                     : fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n",
-                                  escapeXml(whole));
+                                  htmlEscape(whole));
   for (const CaseComparison& cc : c.cases) {
     const CaseKey& k = cc.key;
     std::string detail =
@@ -588,20 +567,20 @@ std::string renderJunit(const Comparison& c, const LoadedRuns& runs) {
                                     mdcText(cc.confined))
                       : cc.note;
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\"",
-                       escapeXml(fmt::format("collbench.{}.{}", k.collective, k.variant)),
-                       escapeXml(k.toString()));
+                       htmlEscape(fmt::format("collbench.{}.{}", k.collective, k.variant)),
+                       htmlEscape(k.toString()));
     if (cc.verdict == Verdict::kRegression) {
       out += fmt::format(">\n      <failure type=\"regression\" message=\"{}\">{}</failure>\n",
-                         escapeXml(cc.failed ? cc.note : "regression: " + detail),
-                         escapeXml(fmt::format("{}{}{}", detail, cc.note.empty() ? "" : "\n",
-                                               cc.failed ? "" : cc.note)));
+                         htmlEscape(cc.failed ? cc.note : "regression: " + detail),
+                         htmlEscape(fmt::format("{}{}{}", detail, cc.note.empty() ? "" : "\n",
+                                                cc.failed ? "" : cc.note)));
       out += "    </testcase>\n";
     } else if (cc.verdict == Verdict::kInconclusive || cc.verdict == Verdict::kNotComparable) {
       out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                         escapeXml(fmt::format("{}: {}", verdictName(cc.verdict), cc.note)));
+                         htmlEscape(fmt::format("{}: {}", verdictName(cc.verdict), cc.note)));
     } else {
       out += fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n",
-                         escapeXml(fmt::format("{}: {}", verdictText(cc), detail)));
+                         htmlEscape(fmt::format("{}: {}", verdictText(cc), detail)));
     }
   }
   out += "  </testsuite>\n</testsuites>\n";

@@ -21,8 +21,8 @@ std::string renderJunit(const Comparison& c, const LoadedRuns& runs);
 // One line: "gate: REGRESSION: 2 series regress (...)" / "gate: pass: 126 cases ...".
 std::string summaryLine(const Comparison& c);
 
-// Escapes for user text (labels, variant names, notes) in XML and Markdown table cells.
-std::string escapeXml(std::string_view text);
+// User text (labels, variant names, notes) in a Markdown table cell; in JUnit XML it goes through
+// htmlEscape (results/HtmlReport.h), whose output is also well-formed XML 1.0.
 std::string escapeMarkdown(std::string_view text);
 
 }  // namespace cb

@@ -62,11 +62,7 @@ constexpr EnumRow<DataType> kDataTypeNames[] = {{DataType::kInt8, "int8", "char"
                                                 {DataType::kFloat, "float", "float32 fp32"},
                                                 {DataType::kDouble, "double", "float64 fp64"}};
 
-DataType parseDataType(std::string_view s) {
-  if (std::optional<DataType> t = enumValue(kDataTypeNames, toLower(trim(s)))) return *t;
-  throw UsageError(
-      fmt::format("unknown data type '{}' (expected {} or all)", s, enumNames(kDataTypeNames)));
-}
+DataType parseDataType(std::string_view s) { return parseListItem(kDataTypeNames, s, "data type"); }
 
 std::vector<DataType> parseDataTypeList(std::string_view s) {
   return parseEnumList<DataType>(s, kAllTypes, parseDataType, "empty data type list");
@@ -78,11 +74,7 @@ constexpr EnumRow<RedOp> kRedOps[] = {{RedOp::kSum, "sum"},         {RedOp::kPro
                                       {RedOp::kBor, "bor"},         {RedOp::kBxor, "bxor"}};
 std::string_view redOpName(RedOp op) { return enumName(kRedOps, op); }
 
-RedOp parseRedOp(std::string_view s) {
-  if (std::optional<RedOp> op = enumValue(kRedOps, toLower(trim(s)))) return *op;
-  throw UsageError(
-      fmt::format("unknown reduction op '{}' (expected {} or all)", s, enumNames(kRedOps)));
-}
+RedOp parseRedOp(std::string_view s) { return parseListItem(kRedOps, s, "reduction op"); }
 
 std::vector<RedOp> parseRedOpList(std::string_view s) {
   return parseEnumList<RedOp>(s, kNcclOps, parseRedOp, "empty reduction op list");

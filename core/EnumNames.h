@@ -64,6 +64,15 @@ E parseEnum(const EnumRow<E> (&rows)[N], std::string_view name, std::string_view
   throw UsageError(fmt::format("unknown {} '{}' ({})", what, name, enumNames(rows)));
 }
 
+// One item of a list flag: case and surrounding blanks ignored; the error names the table's values
+// "or all".
+template <class E, size_t N>
+E parseListItem(const EnumRow<E> (&rows)[N], std::string_view item, std::string_view what) {
+  if (std::optional<E> v = enumValue(rows, toLower(trim(item)))) return *v;
+  throw UsageError(
+      fmt::format("unknown {} '{}' (expected {} or all)", what, item, enumNames(rows)));
+}
+
 // A comma-separated list flag: "all" (any case) is every value of `all`; otherwise each item by
 // `parseOne`, repeats kept once; UsageError `emptyMessage` when nothing is named.
 template <class E, class ParseOne>

@@ -25,7 +25,9 @@
 namespace cb {
 
 // Text for HTML content and quoted attribute values: & < > " ' become entities, and control
-// characters other than tab, newline and carriage return become U+FFFD.
+// characters other than tab, newline and carriage return become U+FFFD. The same text is
+// well-formed XML 1.0 (which allows no control characters, not even as references): JUnit reports
+// use it too.
 std::string htmlEscape(std::string_view text);
 
 // Sizes as tick labels: 8 -> "8", 1024 -> "1K", 3 << 20 -> "3M", 1536 -> "1.5K".

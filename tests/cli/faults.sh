@@ -74,11 +74,7 @@ done
 db=$tmp/killed.db
 "$cb" run allreduce --np 2 --algo ring -b 64K -e 1G -n 50 -w 1 --db "$db" >"$tmp/w.log" 2>&1 &
 pid=$!
-for _ in $(seq 600); do
-  n=$(sqlite3 "$db" "select count(*) from results" 2>/dev/null || echo 0)
-  [ "${n:-0}" -ge 3 ] && break
-  sleep 0.1
-done
+wait_stored "$db" 3
 kill -KILL $pid
 wait $pid 2>/dev/null
 check "killed writer: db check passes" "$cb" db check --db "$db"

@@ -8,11 +8,8 @@
 # Usage: gpu_bundle.sh /path/to/collbench   (CB_SOURCE_DIR comes from CTest)
 set -uo pipefail
 cb=${1:?usage: gpu_bundle.sh COLLBENCH}
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/lib/common.sh"
-scratch gpu_bundle
-source "$here/lib/gpu.sh"
-require_gpu_build gpu_bundle
+source "$(dirname "$0")/lib/gpu.sh"
+gpu_test gpu_bundle
 
 expect 0 bash "$src/scripts/gpu-bundle.sh" "$build" "$tmp/made"
 has "$out" "gpu-bundle: $tmp/made:"

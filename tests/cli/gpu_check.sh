@@ -6,11 +6,8 @@
 # Usage: gpu_check.sh /path/to/collbench   (CB_SOURCE_DIR comes from CTest)
 set -uo pipefail
 cb=${1:?usage: gpu_check.sh COLLBENCH}
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/lib/common.sh"
-scratch gpu_check
-source "$here/lib/gpu.sh"
-require_gpu_build gpu_check
+source "$(dirname "$0")/lib/gpu.sh"
+gpu_test gpu_check
 if [ "$(grep -m1 -E '^  nccl ' <<<"$listed" | awk '{print $3}')" = usable ]; then
   echo "gpu_check: skipped (a GPU is present: run scripts/gpu-check.sh itself)"
   exit 0

@@ -10,48 +10,32 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/lib/checks.sh"
 shm_before=$(ls /dev/shm | grep -c collbench || true)
+# interrupted WHAT RC DB: the command exited 130, its run is marked interrupted, its points kept.
+interrupted() {
+  check "$1 exits 130 (got $2)" test "$2" -eq 130
+  check "$1 run marked interrupted" test "$(sqlite3 "$3" "select status from runs")" = interrupted
+  check "$1 kept its points" test "$(sqlite3 "$3" "select count(*) from results")" -ge 3
+}
 
 for sig in INT TERM; do
   db=$tmp/local-$sig.db
   "$cb" run allreduce --np 2 -b 1M -e 1G -n 30 --db "$db" >"$tmp/out" 2>&1 &
   pid=$!
-  # Wait until a few points are stored, then signal.
-  for _ in $(seq 100); do
-    n=$(sqlite3 "$db" "select count(*) from results" 2>/dev/null || echo 0)
-    [ "${n:-0}" -ge 3 ] && break
-    sleep 0.2
-  done
+  wait_stored "$db" 3  # a few points stored, then the signal
   kill -$sig $pid
   wait $pid
-  rc=$?
-  check "local SIG$sig exits 130 (got $rc)" test $rc -eq 130
-  check "local SIG$sig run marked interrupted" \
-    test "$(sqlite3 "$db" "select status from runs")" = interrupted
-  check "local SIG$sig kept its points" test "$(sqlite3 "$db" "select count(*) from results")" -ge 3
+  interrupted "local SIG$sig" $? "$db"
   check "local SIG$sig integrity" test "$(sqlite3 "$db" "pragma integrity_check")" = ok
 done
-
-# waitPoints DB N: until N results are stored (at most 30 s).
-waitPoints() {
-  for _ in $(seq 150); do
-    n=$(sqlite3 "$1" "select count(*) from results" 2>/dev/null || echo 0)
-    [ "${n:-0}" -ge "$2" ] && return
-    sleep 0.2
-  done
-}
 
 # The local world's p2p, like its run above.
 db=$tmp/local-p2p.db
 "$cb" p2p bw --np 2 --transport local -b 1 -e 256M -n 100 --db "$db" >"$tmp/out" 2>&1 &
 pid=$!
-waitPoints "$db" 3
+wait_stored "$db" 3
 kill -TERM $pid
 wait $pid
-rc=$?
-check "local p2p SIGTERM exits 130 (got $rc)" test $rc -eq 130
-check "local p2p SIGTERM run marked interrupted" \
-  test "$(sqlite3 "$db" "select status from runs")" = interrupted
-check "local p2p SIGTERM kept its points" test "$(sqlite3 "$db" "select count(*) from results")" -ge 3
+interrupted "local p2p SIGTERM" $? "$db"
 
 # Proxy steps and diagnosis rounds in the local world with the default transport have no safe
 # point of their own between calls: the rank threads block in the local world's waits, which must
@@ -63,10 +47,7 @@ localStop() {  # localStop NAME SIGNAL collbench-args...
   local db=$tmp/stop-$name.db
   "$cb" "$@" --db "$db" >"$tmp/out" 2>&1 &
   local pid=$!
-  for _ in $(seq 150); do
-    [ "$(sqlite3 "$db" "select count(*) from runs" 2>/dev/null || echo 0)" -ge 1 ] && break
-    sleep 0.2
-  done
+  wait_stored "$db" 1 runs
   sleep 1
   kill -$sig $pid
   # A stopped command exits at once; one that ignores the signal runs on: end it after 30 s.
@@ -99,7 +80,7 @@ mpiCase() {  # mpiCase NAME SIGNAL collbench-args...
   "$mpirun" --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np 2 \
     "$cb" "$@" --db "$db" >"$tmp/out" 2>&1 &
   local pid=$!
-  waitPoints "$db" 3
+  wait_stored "$db" 3
   kill -$sig $pid
   wait $pid
   local status

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,31 @@ inline std::vector<AlgorithmCase> algorithmCases(const AlgorithmInfo& algo, int 
   }
   if (hasReduction(algo.coll)) cases.push_back({{algo.coll, DataType::kHalf, RedOp::kAvg, 0, 503}});
   return cases;
+}
+
+// The one-device checks (the CUDA executor on one GPU, and its order played on the host): every
+// algorithm on 2..5 ranks, each count, each op (int32; float for avg), the root on rank 2 from
+// three ranks on; `check(algo, n, args, opts)` for every case the algorithm supports.
+template <class Check>
+void forEachOneDeviceCase(std::initializer_list<size_t> counts, std::initializer_list<RedOp> ops,
+                          Check check) {
+  for (const AlgorithmInfo& algo : algorithms()) {
+    for (int n = 2; n <= 5; ++n) {
+      for (size_t count : counts) {
+        for (RedOp op : ops) {
+          CollArgs args;
+          args.coll = algo.coll;
+          args.dtype = op == RedOp::kAvg ? DataType::kFloat : DataType::kInt32;
+          args.op = op;
+          args.count = count;
+          args.root = n > 2 ? 2 : 0;
+          AlgoOptions opts;
+          if (algo.unsupported && algo.unsupported(n, args, opts)) continue;
+          check(algo, n, args, opts);
+        }
+      }
+    }
+  }
 }
 
 // Runs one case twice on rank r of n (fresh pattern each time); returns the wrong element count

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "core/Communicator.h"
 #include "core/Error.h"
 #include "core/Reduce.h"
+#include "core/Transport.h"
 
 namespace cb::test {
 
@@ -31,6 +33,19 @@ inline std::vector<std::byte> values(DataType t, int rank, size_t count, int sal
     }
   });
   return out;
+}
+
+// On rank 0: a receive from rank 1, which sends nothing, must end in a TimeoutError after
+// `seconds` whose line names `who` (the peer waited for).
+inline void expectUnansweredRecvTimesOut(Transport& t, double seconds, const std::string& who) {
+  int v = 0;
+  RecvOp recvs[] = {{1, &v, sizeof v}};
+  try {
+    t.exchange({}, recvs, Deadline::after(seconds));
+    ADD_FAILURE() << "exchange returned without a sender";
+  } catch (const TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find(who), std::string::npos) << e.what();
+  }
 }
 
 // The MpiWorld's communicator (set up by the test main before any test runs).

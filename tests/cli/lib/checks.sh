@@ -11,3 +11,13 @@ checks_done() {
   echo "$passes passed, $fails failed"
   [ $fails -eq 0 ]
 }
+# wait_stored DB N [TABLE]: until TABLE (default results) of DB holds N rows; fails after 60 s.
+wait_stored() {
+  local n
+  for _ in $(seq 300); do
+    n=$(sqlite3 "$1" "select count(*) from ${3:-results}" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge "$2" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}

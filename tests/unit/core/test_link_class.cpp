@@ -8,22 +8,18 @@ namespace cb {
 namespace {
 
 RankPlacement hostRank(int rank, const std::string& host, int numa, int group) {
-  RankPlacement p;
-  p.rank = rank;
-  p.host = host;
-  p.numaNode = numa;
-  p.coreGroup = group;
-  return p;
+  return {.rank = rank, .host = host, .numaNode = numa, .coreGroup = group};
 }
 
 RankPlacement gpuRank(int rank, const std::string& bus, int numa, const std::string& sw,
                       const std::string& fabric = "") {
-  RankPlacement p = hostRank(rank, "h", numa, -1);
-  p.gpuBusId = bus;
-  p.gpuNumaNode = numa;
-  p.pcieSwitch = sw;
-  p.nvlinkFabric = fabric;
-  return p;
+  return {.rank = rank,
+          .host = "h",
+          .numaNode = numa,
+          .gpuBusId = bus,
+          .gpuNumaNode = numa,
+          .pcieSwitch = sw,
+          .nvlinkFabric = fabric};
 }
 
 TEST(LinkClass, NamesRoundTrip) {

@@ -21,6 +21,7 @@
 #include "collectives/nccl/KernelLoops.h"
 #include "collectives/nccl/NcclComm.h"
 #include "collectives/nccl/Watchdog.h"
+#include "common/AlgorithmCases.h"
 #include "core/Error.h"
 #include "core/Reduce.h"
 
@@ -234,41 +235,29 @@ void playOnHost(const std::vector<Schedule>& schedules, const CollArgs& args,
 // first run on an H100 failed on a rooted schedule whose messages cross phases.)
 TEST(OneDeviceOrder, EveryAlgorithmGivesTheExpectedResult) {
   int checked = 0;
-  for (const AlgorithmInfo& algo : algorithms()) {
-    for (int n = 2; n <= 5; ++n) {
-      for (size_t count : {size_t{1}, size_t{1000}, size_t{4099}}) {
-        for (RedOp op : {RedOp::kSum, RedOp::kAvg}) {
-          CollArgs args;
-          args.coll = algo.coll;
-          args.dtype = op == RedOp::kAvg ? DataType::kFloat : DataType::kInt32;
-          args.op = op;
-          args.count = count;
-          args.root = n > 2 ? 2 : 0;
-          AlgoOptions opts;
-          if (algo.unsupported && algo.unsupported(n, args, opts)) continue;
-          const size_t es = dataTypeSize(args.dtype);
-          std::vector<Schedule> schedules;
-          std::vector<std::vector<std::byte>> send(n), recv(n);
-          for (int r = 0; r < n; ++r) {
-            schedules.push_back(algo.build(r, n, args, opts));
-            send[r].resize(std::max(schedules[r].sendCount, sendCount(args, n)) * es);
-            recv[r].resize(std::max(schedules[r].recvCount, recvCount(args, n)) * es);
-            fillInput(args, r, n, 5, send[r].data());
-          }
-          ASSERT_NO_THROW(playOnHost(schedules, args, send, recv))
-              << algo.name << " n=" << n << " count=" << count;
-          for (int r = 0; r < n; ++r) {
-            std::vector<std::byte> expected(recvCount(args, n) * es);
-            if (!expectedOutput(args, r, n, 5, expected.data())) continue;
-            EXPECT_EQ(countWrong(args, n, recv[r].data(), expected.data(), recvCount(args, n)), 0)
-                << algo.name << " " << collectiveName(algo.coll) << " n=" << n << " count=" << count
-                << " op=" << redOpName(op) << " rank " << r;
-          }
-          ++checked;
+  test::forEachOneDeviceCase(
+      {1, 1000, 4099}, {RedOp::kSum, RedOp::kAvg},
+      [&](const AlgorithmInfo& algo, int n, const CollArgs& args, const AlgoOptions& opts) {
+        const size_t es = dataTypeSize(args.dtype);
+        std::vector<Schedule> schedules;
+        std::vector<std::vector<std::byte>> send(n), recv(n);
+        for (int r = 0; r < n; ++r) {
+          schedules.push_back(algo.build(r, n, args, opts));
+          send[r].resize(std::max(schedules[r].sendCount, sendCount(args, n)) * es);
+          recv[r].resize(std::max(schedules[r].recvCount, recvCount(args, n)) * es);
+          fillInput(args, r, n, 5, send[r].data());
         }
-      }
-    }
-  }
+        ASSERT_NO_THROW(playOnHost(schedules, args, send, recv))
+            << algo.name << " n=" << n << " count=" << args.count;
+        for (int r = 0; r < n; ++r) {
+          std::vector<std::byte> expected(recvCount(args, n) * es);
+          if (!expectedOutput(args, r, n, 5, expected.data())) continue;
+          EXPECT_EQ(countWrong(args, n, recv[r].data(), expected.data(), recvCount(args, n)), 0)
+              << algo.name << " " << collectiveName(algo.coll) << " n=" << n
+              << " count=" << args.count << " op=" << redOpName(args.op) << " rank " << r;
+        }
+        ++checked;
+      });
   EXPECT_GT(checked, 100);
 }
 

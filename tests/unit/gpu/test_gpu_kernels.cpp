@@ -21,6 +21,7 @@
 #include "collectives/nccl/GpuBuffers.h"
 #include "collectives/nccl/GpuDevice.h"
 #include "collectives/nccl/KernelLoops.h"
+#include "common/AlgorithmCases.h"
 #include "core/Collective.h"
 #include "core/Reduce.h"
 
@@ -105,16 +106,9 @@ TEST(GpuDevice, CudaExecutorStepsForSeveralRanksOnOneDevice) {
   if (auto why = gpuUnavailableReason()) GTEST_SKIP() << *why;
   setThreadDevice(0);
   int checked = 0;
-  for (const AlgorithmInfo& algo : algorithms()) {
-    for (int n = 2; n <= 5; ++n) {
-      for (size_t count : {size_t{1}, size_t{1000}, size_t{65537}}) {
-        CollArgs args;
-        args.coll = algo.coll;
-        args.dtype = DataType::kInt32;
-        args.count = count;
-        args.root = n > 2 ? 2 : 0;
-        AlgoOptions opts;
-        if (algo.unsupported && algo.unsupported(n, args, opts)) continue;
+  test::forEachOneDeviceCase(
+      {1, 1000, 65537}, {RedOp::kSum},
+      [&](const AlgorithmInfo& algo, int n, const CollArgs& args, const AlgoOptions& opts) {
         const size_t es = dataTypeSize(args.dtype);
         std::vector<Schedule> schedules;
         std::vector<std::unique_ptr<DeviceBuffer>> owned;
@@ -143,13 +137,11 @@ TEST(GpuDevice, CudaExecutorStepsForSeveralRanksOnOneDevice) {
           checkCuda(cudaMemcpy(got.data(), spans[r].recv, rb, cudaMemcpyDeviceToHost),
                     "cudaMemcpy");
           EXPECT_EQ(countWrong(args.dtype, got.data(), expected.data(), recvCount(args, n)), 0)
-              << algo.name << " " << collectiveName(algo.coll) << " n=" << n << " count=" << count
-              << " rank " << r;
+              << algo.name << " " << collectiveName(algo.coll) << " n=" << n
+              << " count=" << args.count << " rank " << r;
         }
         ++checked;
-      }
-    }
-  }
+      });
   EXPECT_GT(checked, 50);
 }
 

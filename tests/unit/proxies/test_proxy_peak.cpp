@@ -22,14 +22,12 @@ ProxyOptions hybrid(int dp, int tp, int pp) {
 
 CallStat call(std::string group, std::string coll, uint64_t bytes, int nranks, int perStep,
               double seconds) {
-  CallStat c;
-  c.group = std::move(group);
-  c.coll = std::move(coll);
-  c.bytes = bytes;
-  c.nranks = nranks;
-  c.callsPerStep = perStep;
-  c.seconds = seconds;
-  return c;
+  return {.group = std::move(group),
+          .coll = std::move(coll),
+          .bytes = bytes,
+          .nranks = nranks,
+          .callsPerStep = perStep,
+          .seconds = seconds};
 }
 
 // dp 2 x tp 2 x pp 2 on 8 ranks, tp fastest: rank = tp + 2 pp + 4 dp. Rank 0's groups: tp {0,1},

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "adapters/ComparisonReport.h"
 #include "common/TempDir.h"
 #include "core/Error.h"
 #include "results/Case.h"
@@ -641,6 +642,23 @@ TEST(StoreQueries, HistoryCheckPrune) {
   EXPECT_EQ(store.check().runs, 1);
   store.vacuum();
   EXPECT_GT(store.fileBytes(), 0);
+}
+
+// Labels are arbitrary bytes: in the JUnit report they are escaped as in HTML, which leaves no
+// markup character and no control character XML 1.0 refuses.
+TEST(GateJunit, ArbitraryLabelsStayWellFormed) {
+  Comparison c;
+  LoadedRuns runs;
+  runs.baseName = "label:a<b>&'\x01\x1b\"";
+  runs.candName = "cand";
+  const std::string xml = renderJunit(c, runs);
+  EXPECT_NE(xml.find("label:a&lt;b&gt;&amp;&#39;\xEF\xBF\xBD\xEF\xBF\xBD&quot; vs cand"),
+            std::string::npos)
+      << xml;
+  for (char ch : xml) {
+    const auto u = static_cast<unsigned char>(ch);
+    EXPECT_FALSE(u < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') << static_cast<int>(u);
+  }
 }
 
 }  // namespace

@@ -27,16 +27,15 @@ struct Model {
 using Scale = std::function<double(int, const std::string&, uint64_t)>;
 
 ResultRecord point(int64_t runId, uint64_t size, const std::string& placement, double timeUs) {
-  ResultRecord r;
-  r.runId = runId;
-  r.collective = "allreduce";
-  r.variant = "ring/local";
-  r.dtype = "float";
-  r.op = "sum";
-  r.sizeBytes = size;
-  r.placement = placement;
-  r.nranks = 2;
-  r.iterations = 5;
+  ResultRecord r{.runId = runId,
+                 .collective = "allreduce",
+                 .variant = "ring/local",
+                 .dtype = "float",
+                 .op = "sum",
+                 .sizeBytes = size,
+                 .placement = placement,
+                 .nranks = 2,
+                 .iterations = 5};
   for (int i = 0; i < 5; ++i) r.samplesUs.push_back(timeUs * (1 + 0.005 * i));
   r.timeUs = r.medianUs = r.samplesUs[2];
   r.busbw = static_cast<double>(size) / (r.timeUs * 1e3);
