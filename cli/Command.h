@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "results/Store.h"
+
 namespace cb::cli {
 
 using Action = std::function<int()>;  // returns the exit code
@@ -27,6 +29,32 @@ void runOnParse(CLI::App* sub, Action& action, std::shared_ptr<Args> args, Run r
 inline CLI::Option* addDbOption(CLI::App* sub, std::string& db) {
   return sub->add_option("--db", db, "SQLite database")->capture_default_str();
 }
+
+// --label, --since, --until and --fingerprint of the commands that read stored runs (runs,
+// history, export); a flag given empty selects as if not given.
+struct RunFilterFlags {
+  std::string label, since, until, fingerprint;
+
+  void add(CLI::App* sub) {
+    sub->add_option("--label", label, "Only runs with this label");
+    sub->add_option("--since", since, "Only runs started at or after this UTC date[Ttime]");
+    sub->add_option("--until", until, "Only runs started up to this UTC date[Ttime], inclusive");
+    sub->add_option("--fingerprint", fingerprint, "Only runs with this environment fingerprint");
+  }
+  // The store's filter of the given flags, keeping at most `limit` runs (0: all).
+  RunFilter filter(int limit) const {
+    RunFilter f;
+    if (!label.empty()) f.label = label;
+    if (!since.empty()) f.since = since;
+    if (!until.empty()) f.until = until;
+    if (!fingerprint.empty()) f.fingerprint = fingerprint;
+    f.limit = limit;
+    return f;
+  }
+  bool any() const {
+    return !label.empty() || !since.empty() || !until.empty() || !fingerprint.empty();
+  }
+};
 
 void setupRunCommand(CLI::App* sub, Action& action);
 void setupListCommand(CLI::App* sub, Action& action);

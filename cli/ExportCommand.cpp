@@ -32,7 +32,7 @@ struct ExportArgs {
   std::string format = "csv";
   std::string output;
   bool perRank = false;
-  std::optional<std::string> label, since, until, fingerprint;
+  RunFilterFlags select;
   int limit = 0;
   int listenPort = -1;  // --listen: serve /metrics once on 127.0.0.1
   double listenTimeout = 60;
@@ -67,7 +67,7 @@ void checkExportArgs(const ExportArgs& a) {
   if (a.listenPort >= 0 && !a.output.empty())
     throw UsageError("--listen and -o exclude each other");
   if (!(a.listenTimeout > 0)) throw UsageError("--listen-timeout must be positive");
-  if (!a.run.empty() && (a.label || a.since || a.until || a.fingerprint || a.limit > 0)) {
+  if (!a.run.empty() && (a.select.any() || a.limit > 0)) {
     throw UsageError(
         "--run names one run; --label, --since, --until, --fingerprint and --limit "
         "select among all of them");
@@ -78,11 +78,7 @@ void checkExportArgs(const ExportArgs& a) {
 ExportSelection selectionOf(const ExportArgs& a) {
   ExportSelection selection;
   selection.run = a.run;
-  selection.filter.label = a.label;
-  selection.filter.since = a.since;
-  selection.filter.until = a.until;
-  selection.filter.fingerprint = a.fingerprint;
-  selection.filter.limit = a.limit;
+  selection.filter = a.select.filter(a.limit);
   return selection;
 }
 
@@ -126,10 +122,7 @@ void setupExportCommand(CLI::App* sub, Action& action) {
   sub->add_option("WHAT", a->what, "runs, results or samples")->required();
   addDbOption(sub, a->db);
   sub->add_option("--run", a->run, "Only this run (id or last); default: every run");
-  sub->add_option("--label", a->label, "Only runs with this label");
-  sub->add_option("--since", a->since, "Only runs started at or after this UTC date[Ttime]");
-  sub->add_option("--until", a->until, "Only runs started up to this UTC date[Ttime]");
-  sub->add_option("--fingerprint", a->fingerprint, "Only runs with this environment fingerprint");
+  a->select.add(sub);
   sub->add_option("--limit", a->limit, "Only the newest N runs of the selection");
   sub->add_option("--format", a->format,
                   "csv, json, jsonl (one object per line), or for results: " + toolFormatList())

@@ -24,7 +24,7 @@ struct HistoryArgs {
   std::vector<std::string> cases;
   std::string db = "collbench.db";
   std::string metric = "busbw";
-  std::string label, since, until, fingerprint;
+  RunFilterFlags select;
   int limit = 0;
 };
 
@@ -86,12 +86,7 @@ int doHistory(const HistoryArgs& a) {
   if (a.limit < 0) throw UsageError(fmt::format("--limit {} is negative", a.limit));
   std::vector<CasePattern> patterns;
   for (const std::string& text : a.cases) patterns.push_back(CasePattern::parse(text));
-  RunFilter filter;
-  if (!a.label.empty()) filter.label = a.label;
-  if (!a.since.empty()) filter.since = a.since;
-  if (!a.until.empty()) filter.until = a.until;
-  if (!a.fingerprint.empty()) filter.fingerprint = a.fingerprint;
-  filter.limit = a.limit;
+  const RunFilter filter = a.select.filter(a.limit);
 
   Store store = Store::open(a.db, false);
   // A collective or variant the database has never stored is a typo, not an empty history.
@@ -170,10 +165,7 @@ void setupHistoryCommand(CLI::App* sub, Action& action) {
   addDbOption(sub, a->db);
   sub->add_option("--metric", a->metric, "busbw (GB/s) or time (us, the run's statistic)")
       ->capture_default_str();
-  sub->add_option("--label", a->label, "Only runs with this label");
-  sub->add_option("--since", a->since, "Only runs started at or after this UTC date[Ttime]");
-  sub->add_option("--until", a->until, "Only runs started up to this UTC date[Ttime], inclusive");
-  sub->add_option("--fingerprint", a->fingerprint, "Only runs with this environment fingerprint");
+  a->select.add(sub);
   sub->add_option("--limit", a->limit, "Only the newest N runs that measured a matching case")
       ->capture_default_str();
   sub->footer(kCaseSyntax);

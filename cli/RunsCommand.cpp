@@ -18,8 +18,8 @@ namespace {
 
 struct RunsOptions {
   std::string db = "collbench.db";
-  RunFilter filter;
-  std::string label, since, until, fingerprint;
+  RunFilterFlags select;
+  int limit = 0;
 };
 
 // "2025-03-01T10:00:00Z" -> "2025-03-01 10:00:00" (the column title says UTC).
@@ -38,19 +38,13 @@ std::string shortHosts(const std::string& hosts) {
 }
 
 int doRuns(const RunsOptions& o) {
-  RunFilter filter = o.filter;
-  if (!o.label.empty()) filter.label = o.label;
-  if (!o.since.empty()) filter.since = o.since;
-  if (!o.until.empty()) filter.until = o.until;
-  if (!o.fingerprint.empty()) filter.fingerprint = o.fingerprint;
+  const RunFilter filter = o.select.filter(o.limit);
   if (filter.limit < 0) throw UsageError(fmt::format("--limit {} is negative", filter.limit));
 
   Store store = Store::open(o.db, false);
   std::vector<RunRecord> runs = store.listRuns(filter);
   if (runs.empty()) {
-    fmt::print("no runs{} in '{}'\n",
-               filter.label || filter.since || filter.until || filter.fingerprint ? " match" : "",
-               o.db);
+    fmt::print("no runs{} in '{}'\n", o.select.any() ? " match" : "", o.db);
     return 0;
   }
   using A = TextTable::Align;
@@ -87,12 +81,8 @@ int doRuns(const RunsOptions& o) {
 void setupRunsCommand(CLI::App* sub, Action& action) {
   auto o = std::make_shared<RunsOptions>();
   addDbOption(sub, o->db);
-  sub->add_option("--label", o->label, "Only runs with this label");
-  sub->add_option("--since", o->since, "Only runs started at or after this UTC date[Ttime]");
-  sub->add_option("--until", o->until, "Only runs started up to this UTC date[Ttime], inclusive");
-  sub->add_option("--fingerprint", o->fingerprint, "Only runs with this environment fingerprint");
-  sub->add_option("--limit", o->filter.limit, "Show at most N runs (0: all)")
-      ->capture_default_str();
+  o->select.add(sub);
+  sub->add_option("--limit", o->limit, "Show at most N runs (0: all)")->capture_default_str();
   runOnParse(sub, action, o, doRuns);
 }
 

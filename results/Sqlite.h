@@ -64,6 +64,13 @@ class Statement {
   Statement& bind(int index, std::string_view text);
   Statement& bindBlob(int index, std::span<const unsigned char> bytes);
   Statement& bindNull(int index);
+  // Binds ?1, ?2, ... to the values, in order.
+  template <class... Values>
+  Statement& bindAll(const Values&... values) {
+    int index = 1;
+    (bind(index++, values), ...);
+    return *this;
+  }
 
   // Advances: true when a row is available, false when done. Throws DatabaseError.
   bool step();

@@ -723,25 +723,10 @@ int64_t Store::beginRun(const RunRecord& run) {
               "collbench_version, mpi_version, ucx_version, cuda_version, nccl_version, hosts, "
               "world_size, world_kind, status, fingerprint, environment_json, pid, host) VALUES "
               "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
-  int i = 1;
-  s.bind(i++, r.startedAt);
-  s.bind(i++, r.finishedAt);
-  s.bind(i++, r.label);
-  s.bind(i++, r.commandLine);
-  s.bind(i++, r.source);
-  s.bind(i++, r.collbenchVersion);
-  s.bind(i++, r.mpiVersion);
-  s.bind(i++, r.ucxVersion);
-  s.bind(i++, r.cudaVersion);
-  s.bind(i++, r.ncclVersion);
-  s.bind(i++, r.hosts);
-  s.bind(i++, r.worldSize);
-  s.bind(i++, r.worldKind);
-  s.bind(i++, runStatusName(r.status));
-  s.bind(i++, r.fingerprint);
-  s.bind(i++, r.environmentJson.empty() ? std::string_view("{}") : r.environmentJson);
-  s.bind(i++, r.pid);
-  s.bind(i++, r.host);
+  s.bindAll(r.startedAt, r.finishedAt, r.label, r.commandLine, r.source, r.collbenchVersion,
+            r.mpiVersion, r.ucxVersion, r.cudaVersion, r.ncclVersion, r.hosts, r.worldSize,
+            r.worldKind, runStatusName(r.status), r.fingerprint,
+            r.environmentJson.empty() ? std::string_view("{}") : r.environmentJson, r.pid, r.host);
   s.run();
   int64_t id = sqlite3_last_insert_rowid(db_);
   if (!r.topologyJson.empty()) {
@@ -775,14 +760,14 @@ void Store::addResults(const std::vector<ResultRecord>& results) {
 void Store::setRunDetail(int64_t runId, const std::string& kind, const std::string& json) {
   Transaction tx(db_);
   Statement s(db_, "INSERT OR REPLACE INTO run_details (run_id, kind, json) VALUES (?1, ?2, ?3)");
-  s.bind(1, runId).bind(2, kind).bind(3, json);
+  s.bindAll(runId, kind, json);
   s.run();
   tx.commit();
 }
 
 std::optional<std::string> Store::runDetail(int64_t runId, const std::string& kind) const {
   Statement s(db_, "SELECT json FROM run_details WHERE run_id = ?1 AND kind = ?2");
-  s.bind(1, runId).bind(2, kind);
+  s.bindAll(runId, kind);
   if (!s.step()) return std::nullopt;
   return s.textAt(0);
 }
@@ -790,7 +775,7 @@ std::optional<std::string> Store::runDetail(int64_t runId, const std::string& ki
 void Store::finishRun(int64_t runId, RunStatus status) {
   Transaction tx(db_);
   Statement s(db_, "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3");
-  s.bind(1, runStatusName(status)).bind(2, utcTimestamp()).bind(3, runId);
+  s.bindAll(runStatusName(status), utcTimestamp(), runId);
   s.run();
   if (sqlite3_changes(db_) == 0) {
     throw DatabaseError(fmt::format("no run {} in '{}'", runId, path_));
@@ -817,7 +802,7 @@ void Store::reapDeadRuns() {
   std::string now = utcTimestamp();
   for (int64_t id : dead) {
     s.reset();
-    s.bind(1, now).bind(2, id);
+    s.bindAll(now, id);
     s.run();
   }
   tx.commit();

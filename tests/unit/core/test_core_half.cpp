@@ -41,54 +41,6 @@ struct Mismatches {
   }
 };
 
-TEST(Half, EveryPatternDecodesToTheReferenceValue) {
-  Mismatches bad;
-  for (uint32_t b = 0; b < 65536; ++b) {
-    auto bits = static_cast<uint16_t>(b);
-    float got = cb::halfToFloat(cb::Half{bits});
-    double want = HalfReference::decode(bits);
-    if (HalfReference::isNan(bits)) {
-      if (!std::isnan(got)) bad.add(std::to_string(b) + " should decode to NaN");
-    } else if (static_cast<double>(got) != want || std::signbit(got) != std::signbit(want)) {
-      bad.add(std::to_string(b));
-    }
-  }
-  EXPECT_EQ(bad.count, 0) << "first mismatch at half bits " << bad.first;
-}
-
-TEST(Half, EveryPatternRoundTripsThroughFloat) {
-  Mismatches bad;
-  for (uint32_t b = 0; b < 65536; ++b) {
-    auto bits = static_cast<uint16_t>(b);
-    uint16_t back = cb::floatToHalf(cb::halfToFloat(cb::Half{bits})).bits;
-    if (HalfReference::isNan(bits)) {
-      if (!HalfReference::isNan(back) || (back & 0x8000) != (bits & 0x8000)) {
-        bad.add(std::to_string(b) + " (NaN lost)");
-      }
-    } else if (back != bits) {
-      bad.add(std::to_string(b) + " -> " + std::to_string(back));
-    }
-  }
-  EXPECT_EQ(bad.count, 0) << "first mismatch: " << bad.first;
-}
-
-TEST(BFloat16, EveryPatternDecodesAndRoundTrips) {
-  Mismatches bad;
-  for (uint32_t b = 0; b < 65536; ++b) {
-    auto bits = static_cast<uint16_t>(b);
-    float f = cb::bf16ToFloat(cb::BFloat16{bits});
-    double want = BFloat16Reference::decode(bits);
-    uint16_t back = cb::floatToBf16(f).bits;
-    if (BFloat16Reference::isNan(bits)) {
-      if (!std::isnan(f) || !BFloat16Reference::isNan(back)) bad.add(std::to_string(b));
-    } else if (static_cast<double>(f) != want || std::signbit(f) != std::signbit(want) ||
-               back != bits) {
-      bad.add(std::to_string(b) + " -> " + std::to_string(back));
-    }
-  }
-  EXPECT_EQ(bad.count, 0) << "first mismatch at bfloat16 bits " << bad.first;
-}
-
 // Checks the conversion of one float against the reference rounding.
 template <class Ref, class Convert>
 void checkRounding(const Ref& ref, Convert convert, float f, Mismatches& bad) {
@@ -140,15 +92,17 @@ void checkRandom(const Ref& ref, Convert convert, int minExp, int maxExp, Mismat
   }
 }
 
-// The two formats' float -> 16-bit rounding, checked the same way.
+// The two formats, checked the same way.
 struct HalfFormat {
   using Reference = HalfReference;
+  static float decode(uint16_t bits) { return cb::halfToFloat(cb::Half{bits}); }
   static uint16_t round(float f) { return cb::floatToHalf(f).bits; }
   // 2^-27 .. 2^17: below the smallest subnormal (2^-24) up to past the overflow at 65520.
   static constexpr int kMinExp = -27, kMaxExp = 17;
 };
 struct BFloat16Format {
   using Reference = BFloat16Reference;
+  static float decode(uint16_t bits) { return cb::bf16ToFloat(cb::BFloat16{bits}); }
   static uint16_t round(float f) { return cb::floatToBf16(f).bits; }
   static constexpr int kMinExp = -149, kMaxExp = 127;
 };
@@ -160,18 +114,51 @@ struct FormatName {
 };
 
 template <class F>
-class Rounding : public ::testing::Test {};
+class SmallFloat : public ::testing::Test {};
 using Formats = ::testing::Types<HalfFormat, BFloat16Format>;
-TYPED_TEST_SUITE(Rounding, Formats, FormatName);
+TYPED_TEST_SUITE(SmallFloat, Formats, FormatName);
 
-TYPED_TEST(Rounding, ToNearestEvenOnEveryBoundary) {
+TYPED_TEST(SmallFloat, EveryPatternDecodesToTheReferenceValue) {
+  using Ref = typename TypeParam::Reference;
+  Mismatches bad;
+  for (uint32_t b = 0; b < 65536; ++b) {
+    auto bits = static_cast<uint16_t>(b);
+    float got = TypeParam::decode(bits);
+    double want = Ref::decode(bits);
+    if (Ref::isNan(bits)) {
+      if (!std::isnan(got)) bad.add(std::to_string(b) + " should decode to NaN");
+    } else if (static_cast<double>(got) != want || std::signbit(got) != std::signbit(want)) {
+      bad.add(std::to_string(b));
+    }
+  }
+  EXPECT_EQ(bad.count, 0) << "first mismatch at bits " << bad.first;
+}
+
+TYPED_TEST(SmallFloat, EveryPatternRoundTripsThroughFloat) {
+  using Ref = typename TypeParam::Reference;
+  Mismatches bad;
+  for (uint32_t b = 0; b < 65536; ++b) {
+    auto bits = static_cast<uint16_t>(b);
+    uint16_t back = TypeParam::round(TypeParam::decode(bits));
+    if (Ref::isNan(bits)) {
+      if (!Ref::isNan(back) || (back & 0x8000) != (bits & 0x8000)) {
+        bad.add(std::to_string(b) + " (NaN lost)");
+      }
+    } else if (back != bits) {
+      bad.add(std::to_string(b) + " -> " + std::to_string(back));
+    }
+  }
+  EXPECT_EQ(bad.count, 0) << "first mismatch: " << bad.first;
+}
+
+TYPED_TEST(SmallFloat, RoundsToNearestEvenOnEveryBoundary) {
   typename TypeParam::Reference ref;
   Mismatches bad;
   checkEveryBoundary(ref, TypeParam::round, bad);
   EXPECT_EQ(bad.count, 0) << bad.first;
 }
 
-TYPED_TEST(Rounding, MatchesReferenceOnRandomFloats) {
+TYPED_TEST(SmallFloat, MatchesReferenceOnRandomFloats) {
   typename TypeParam::Reference ref;
   Mismatches bad;
   checkRandom(ref, TypeParam::round, TypeParam::kMinExp, TypeParam::kMaxExp, bad);

@@ -91,30 +91,48 @@ TEST(NcclPlan, ColumnsThatWouldRepeatAnotherAreRefused) {
     ASSERT_TRUE(why) << collectiveName(c);
     EXPECT_NE(why->find("point-to-point"), std::string::npos) << *why;
   }
-  // -R 2: symmetric kernels where NCCL 2.28 has them.
-  EXPECT_TRUE(ncclPlanRefusal(ring, kAllReduce, DataType::kHalf, RedOp::kSum, 2, false));
-  EXPECT_TRUE(ncclPlanRefusal(ring, kAllGather, DataType::kInt32, RedOp::kSum, 2, false));
-  EXPECT_TRUE(ncclPlanRefusal(ring, kReduceScatter, DataType::kBFloat16, RedOp::kSum, 2, false));
-  EXPECT_FALSE(ncclPlanRefusal(ring, kAllReduce, DataType::kDouble, RedOp::kSum, 2, false));
-  EXPECT_FALSE(ncclPlanRefusal(ring, kAllReduce, DataType::kFloat, RedOp::kMax, 2, false));
-  EXPECT_FALSE(ncclPlanRefusal(ring, kBroadcast, DataType::kFloat, RedOp::kSum, 2, false));
-  EXPECT_FALSE(ncclPlanRefusal(ring, kAllReduce, DataType::kFloat, RedOp::kSum, 1, false));
-  // NCCL 2.28's matrix.
   auto tree = ncclVariantPlan("Tree", "")[0];
   auto nvlsLL = ncclVariantPlan("NVLS", "LL")[0];
   auto nvls = ncclVariantPlan("NVLS", "Simple")[0];
-  EXPECT_TRUE(ncclPlanRefusal(tree, kBroadcast, DataType::kFloat, RedOp::kSum, 0, false));
-  EXPECT_TRUE(ncclPlanRefusal(tree, kAllGather, DataType::kFloat, RedOp::kSum, 0, false));
-  EXPECT_FALSE(ncclPlanRefusal(tree, kAllReduce, DataType::kFloat, RedOp::kSum, 0, false));
-  EXPECT_TRUE(ncclPlanRefusal(pat, kAllReduce, DataType::kFloat, RedOp::kSum, 0, false));
-  EXPECT_FALSE(ncclPlanRefusal(pat, kAllGather, DataType::kFloat, RedOp::kSum, 0, false));
-  EXPECT_TRUE(ncclPlanRefusal(nvlsLL, kAllReduce, DataType::kFloat, RedOp::kSum, 0, false));
-  EXPECT_FALSE(ncclPlanRefusal(nvls, kAllReduce, DataType::kFloat, RedOp::kSum, 0, false));
-  // Multi-node algorithms on one host.
-  EXPECT_TRUE(ncclPlanRefusal(pat, kAllGather, DataType::kFloat, RedOp::kSum, 0, true));
-  EXPECT_TRUE(ncclPlanRefusal(nvlsTree, kAllReduce, DataType::kFloat, RedOp::kSum, 0, true));
-  EXPECT_FALSE(ncclPlanRefusal(nvlsTree, kAllReduce, DataType::kFloat, RedOp::kSum, 0, false));
-  EXPECT_FALSE(ncclPlanRefusal(ring, kAllReduce, DataType::kFloat, RedOp::kSum, 0, true));
+  using enum DataType;
+  struct Case {
+    const NcclVariantSpec& spec;
+    Collective coll;
+    DataType dtype;
+    RedOp op;
+    int registration;  // -R
+    bool oneHost;
+    bool refused;
+  };
+  const Case cases[] = {
+      // -R 2: symmetric kernels where NCCL 2.28 has them.
+      {ring, kAllReduce, kHalf, RedOp::kSum, 2, false, true},
+      {ring, kAllGather, kInt32, RedOp::kSum, 2, false, true},
+      {ring, kReduceScatter, kBFloat16, RedOp::kSum, 2, false, true},
+      {ring, kAllReduce, kDouble, RedOp::kSum, 2, false, false},
+      {ring, kAllReduce, kFloat, RedOp::kMax, 2, false, false},
+      {ring, kBroadcast, kFloat, RedOp::kSum, 2, false, false},
+      {ring, kAllReduce, kFloat, RedOp::kSum, 1, false, false},
+      // NCCL 2.28's matrix.
+      {tree, kBroadcast, kFloat, RedOp::kSum, 0, false, true},
+      {tree, kAllGather, kFloat, RedOp::kSum, 0, false, true},
+      {tree, kAllReduce, kFloat, RedOp::kSum, 0, false, false},
+      {pat, kAllReduce, kFloat, RedOp::kSum, 0, false, true},
+      {pat, kAllGather, kFloat, RedOp::kSum, 0, false, false},
+      {nvlsLL, kAllReduce, kFloat, RedOp::kSum, 0, false, true},
+      {nvls, kAllReduce, kFloat, RedOp::kSum, 0, false, false},
+      // Multi-node algorithms on one host.
+      {pat, kAllGather, kFloat, RedOp::kSum, 0, true, true},
+      {nvlsTree, kAllReduce, kFloat, RedOp::kSum, 0, true, true},
+      {nvlsTree, kAllReduce, kFloat, RedOp::kSum, 0, false, false},
+      {ring, kAllReduce, kFloat, RedOp::kSum, 0, true, false},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ncclPlanRefusal(c.spec, c.coll, c.dtype, c.op, c.registration, c.oneHost).has_value(),
+              c.refused)
+        << c.spec.name << " " << collectiveName(c.coll) << " " << dataTypeName(c.dtype) << " "
+        << redOpName(c.op) << " -R " << c.registration << (c.oneHost ? " one host" : "");
+  }
 }
 
 std::vector<std::string> recordedTuningLines() {

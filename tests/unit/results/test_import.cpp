@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/Error.h"
 #include "results/import/Import.h"
@@ -37,6 +38,12 @@ struct Opt {
 };
 Opt coll(const std::string& c) { return Opt{c, 0, ImportFormat::kAuto}; }
 Opt world(int n) { return Opt{std::nullopt, n, ImportFormat::kAuto}; }
+
+// The one run a log must give; a test failure (an exception) otherwise.
+ImportedRun onlyRun(std::vector<ImportedRun> runs) {
+  if (runs.size() != 1) throw std::runtime_error(fmt::format("{} runs, expected 1", runs.size()));
+  return std::move(runs[0]);
+}
 
 std::vector<ImportedRun> importSample(const std::string& name, Opt opt = {}) {
   ImportOptions o;
@@ -172,9 +179,7 @@ TEST(ImportNcclTests, H100TwoNodesNeedsCollectiveAndParses) {
   std::string e = errorOf([&] { importSample(f, coll("allgather")); });
   EXPECT_NE(e.find("--collective allgather does not fit this table"), std::string::npos) << e;
 
-  auto runs = importSample(f, coll("all_reduce"));
-  ASSERT_EQ(runs.size(), 1u);
-  const auto& run = runs[0];
+  const ImportedRun run = onlyRun(importSample(f, coll("all_reduce")));
   expectNcclTable(run, "allreduce", 31, 16);
   EXPECT_EQ(run.run.source, "nccl-tests");
   EXPECT_EQ(run.run.hosts, "ztan-mig-235z,ztan-mig-gq73");
@@ -202,9 +207,7 @@ TEST(ImportNcclTests, H100TwoNodesNeedsCollectiveAndParses) {
 
 TEST(ImportNcclTests, OldFormatFailedAllGather) {
   const std::string f = "nccltests_2_dgx2-v100-12gpu-oldformat-allgather-FAILED.txt";
-  auto runs = importSample(f, coll("allgather"));
-  ASSERT_EQ(runs.size(), 1u);
-  const auto& run = runs[0];
+  const ImportedRun run = onlyRun(importSample(f, coll("allgather")));
   expectNcclTable(run, "allgather", 31, 12);
   EXPECT_EQ(run.run.status, RunStatus::kFailed);
   EXPECT_EQ(run.run.hosts, "seville");
@@ -233,10 +236,8 @@ TEST(ImportNcclTests, OldFormatFailedAllGather) {
 }
 
 TEST(ImportNcclTests, OldFormatResidualsAreNotFailures) {
-  auto runs =
-      importSample("nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt", coll("allreduce"));
-  ASSERT_EQ(runs.size(), 1u);
-  const auto& run = runs[0];
+  const ImportedRun run = onlyRun(
+      importSample("nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt", coll("allreduce")));
   expectNcclTable(run, "allreduce", 31, 12);
   EXPECT_EQ(run.run.status, RunStatus::kOk);
   for (const auto& r : run.results) {
@@ -290,9 +291,7 @@ TEST(ImportNcclTests, PcieTwoGpus) {
 }
 
 TEST(ImportNcclTests, NewestFormatReduceScatter) {
-  auto runs = importSample("nccltests_8_h100-1node-8gpu-g8-reducescatter.txt");
-  ASSERT_EQ(runs.size(), 1u);
-  const auto& run = runs[0];
+  const ImportedRun run = onlyRun(importSample("nccltests_8_h100-1node-8gpu-g8-reducescatter.txt"));
   expectNcclTable(run, "reduce_scatter", 31, 8);
   EXPECT_EQ(run.run.ncclVersion, "2.26.2");
   EXPECT_EQ(env(run)["toolVersion"], "2.17.9");
@@ -540,9 +539,7 @@ TEST(ImportNcclTestsJson, LayoutVersion1QuirksAndErrors) {
 }
 
 TEST(ImportOsu, CollectivesWithoutWorldSize) {
-  auto runs = importSample("osu_1_allreduce-v5.6.2-64proc-openmpi4-ucx.txt");
-  ASSERT_EQ(runs.size(), 1u);
-  const auto& run = runs[0];
+  const ImportedRun run = onlyRun(importSample("osu_1_allreduce-v5.6.2-64proc-openmpi4-ucx.txt"));
   EXPECT_EQ(run.run.source, "osu");
   EXPECT_EQ(run.run.worldSize, 0);
   ASSERT_EQ(run.results.size(), 19u);
@@ -556,7 +553,7 @@ TEST(ImportOsu, CollectivesWithoutWorldSize) {
   EXPECT_EQ(env(run)["toolVersion"], "5.6.2");
 
   // With --world-size the brief's factor applies: 2(n-1)/n.
-  runs = importSample("osu_1_allreduce-v5.6.2-64proc-openmpi4-ucx.txt", world(64));
+  auto runs = importSample("osu_1_allreduce-v5.6.2-64proc-openmpi4-ucx.txt", world(64));
   EXPECT_EQ(runs[0].run.worldSize, 64);
   EXPECT_NEAR(runs[0].results.back().busbw.value(), 1048576 / 3730.69 / 1e3 * 2 * 63 / 64, 1e-12);
 
@@ -674,9 +671,8 @@ TEST(ImportOsu, ValidationBarrierConcatenationAndErrors) {
 }
 
 TEST(ImportImb, PingPong) {
-  auto runs = importSample("imb_1_pingpong-2019u5-2node-openmpi4-ucx-fullsweep.txt");
-  ASSERT_EQ(runs.size(), 1u);
-  const auto& run = runs[0];
+  const ImportedRun run =
+      onlyRun(importSample("imb_1_pingpong-2019u5-2node-openmpi4-ucx-fullsweep.txt"));
   EXPECT_EQ(run.run.source, "imb");
   EXPECT_EQ(run.run.worldSize, 2);
   EXPECT_EQ(run.run.startedAt, "2020-09-11T15:04:20");

@@ -16,13 +16,19 @@ std::string topologyFile(const std::string& name) {
   return std::string(CB_SOURCE_DIR) + "/tests/data/topologies/" + name;
 }
 
+// What an export says of the machine's size: cores, PUs, NUMA nodes and GPUs.
+void expectCounts(const cb::HostInfo& h, int cores, int pus, int numa, int gpus) {
+  EXPECT_EQ(h.cores, cores) << "cores";
+  EXPECT_EQ(h.pus, pus) << "PUs";
+  EXPECT_EQ(h.numaNodes, numa) << "NUMA nodes";
+  EXPECT_EQ(h.gpuCount, gpus) << "GPUs";
+}
+
 TEST(HostInfoXml, NvidiaDgx2) {
   auto h = cb::readHostInfoFromXml(topologyFile("nvidiaDGX2.xml"));
   EXPECT_EQ(h.cpuModel, "Intel(R) Xeon(R) Platinum 8174 CPU @ 3.10GHz");
-  EXPECT_EQ(h.cores, 4);  // the export is restricted to 2 cores per package
-  EXPECT_EQ(h.pus, 4);
-  EXPECT_EQ(h.numaNodes, 2);
-  EXPECT_EQ(h.gpuCount, 16);  // 16 NVML OS devices, one per V100
+  // The export is restricted to 2 cores per package; 16 NVML OS devices, one per V100.
+  expectCounts(h, 4, 4, 2, 16);
   EXPECT_EQ(h.gpuModels, "Tesla V100-SXM3-32GB-H");
   EXPECT_EQ(h.hostname, "");  // the file records none
 }
@@ -30,12 +36,9 @@ TEST(HostInfoXml, NvidiaDgx2) {
 TEST(HostInfoXml, TwoSocketServerWithHyperThreadsAndTwoGpus) {
   auto h = cb::readHostInfoFromXml(topologyFile("32em64t-2n8c2t-pci-normalio.xml"));
   EXPECT_EQ(h.cpuModel, "Intel(R) Xeon(R) CPU E5-2650 0 @ 2.00GHz");
-  EXPECT_EQ(h.cores, 16);
-  EXPECT_EQ(h.pus, 32);
-  EXPECT_EQ(h.numaNodes, 2);
   // Two NVIDIA 3D controllers without an OS device (Tesla M2075), a CUDA device (cuda0) and an
   // OpenCL device (opencl0d1) on two functions of one PCI device; in bus order.
-  EXPECT_EQ(h.gpuCount, 4);
+  expectCounts(h, 16, 32, 2, 4);
   EXPECT_EQ(h.gpuModels,
             "Tesla M2075 Dual-Slot Computing Processor Module, Tesla K40m, AMD Radeon R9 200 / HD "
             "7900 Series");
@@ -47,15 +50,9 @@ TEST(HostInfoXml, TwoSocketServerWithHyperThreadsAndTwoGpus) {
 TEST(HostInfoXml, FileWithoutCpuModel) {
   auto h = cb::readHostInfoFromXml(topologyFile("96em64t-4n4d3ca2co-pci.xml"));
   EXPECT_EQ(h.cpuModel, "");
-  EXPECT_EQ(h.cores, 96);
-  EXPECT_EQ(h.pus, 96);
-  EXPECT_EQ(h.numaNodes, 4);
-  EXPECT_EQ(h.gpuCount, 0);
+  expectCounts(h, 96, 96, 4, 0);
   EXPECT_EQ(h.hostname, "bertha");
-  auto v = cb::readHostInfoFromXml(topologyFile("16intel64-manyVFs.xml"));
-  EXPECT_EQ(v.cores, 16);
-  EXPECT_EQ(v.pus, 16);
-  EXPECT_EQ(v.numaNodes, 2);
+  expectCounts(cb::readHostInfoFromXml(topologyFile("16intel64-manyVFs.xml")), 16, 16, 2, 0);
 }
 
 TEST(HostInfoXml, MissingOrBadFileThrows) {
