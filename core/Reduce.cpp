@@ -22,29 +22,25 @@ namespace {
 constexpr size_t kStreamingBytes = size_t{16} << 20;
 
 #if defined(__x86_64__)
-// dst[i] = a[i] + b[i] with 16-byte streaming stores. Returns false (nothing done) when the
-// destination can't be aligned to 16 bytes together with the element size.
-bool streamingSum(float* d, const float* a, const float* b, size_t n) {
-  if (reinterpret_cast<uintptr_t>(d) % sizeof(float) != 0) return false;
-  size_t i = 0;
-  for (; i < n && reinterpret_cast<uintptr_t>(d + i) % 16 != 0; ++i) d[i] = a[i] + b[i];
-  for (; i + 4 <= n; i += 4) {
-    _mm_stream_ps(d + i, _mm_add_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i)));
-  }
-  for (; i < n; ++i) d[i] = a[i] + b[i];
-  _mm_sfence();  // streaming stores are weakly ordered: publish them before anyone is told
-  return true;
+// One 16-byte vector of sums, stored streaming: 4 floats or 2 doubles.
+void streamVectorSum(float* d, const float* a, const float* b) {
+  _mm_stream_ps(d, _mm_add_ps(_mm_loadu_ps(a), _mm_loadu_ps(b)));
+}
+void streamVectorSum(double* d, const double* a, const double* b) {
+  _mm_stream_pd(d, _mm_add_pd(_mm_loadu_pd(a), _mm_loadu_pd(b)));
 }
 
-bool streamingSum(double* d, const double* a, const double* b, size_t n) {
-  if (reinterpret_cast<uintptr_t>(d) % sizeof(double) != 0) return false;
+// dst[i] = a[i] + b[i] with 16-byte streaming stores. Returns false (nothing done) when the
+// destination can't be aligned to 16 bytes together with the element size.
+template <class T>
+bool streamingSum(T* d, const T* a, const T* b, size_t n) {
+  constexpr size_t kLanes = 16 / sizeof(T);
+  if (reinterpret_cast<uintptr_t>(d) % sizeof(T) != 0) return false;
   size_t i = 0;
   for (; i < n && reinterpret_cast<uintptr_t>(d + i) % 16 != 0; ++i) d[i] = a[i] + b[i];
-  for (; i + 2 <= n; i += 2) {
-    _mm_stream_pd(d + i, _mm_add_pd(_mm_loadu_pd(a + i), _mm_loadu_pd(b + i)));
-  }
+  for (; i + kLanes <= n; i += kLanes) streamVectorSum(d + i, a + i, b + i);
   for (; i < n; ++i) d[i] = a[i] + b[i];
-  _mm_sfence();
+  _mm_sfence();  // streaming stores are weakly ordered: publish them before anyone is told
   return true;
 }
 #endif

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "collectives/nccl/CudaCheck.h"
 #include "collectives/nccl/GpuDevice.h"
@@ -20,23 +22,30 @@ bool endsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// The E that `call` throws; a test failure, and none, when it throws nothing.
+template <class E, class Call>
+std::optional<E> thrown(Call call) {
+  try {
+    call();
+  } catch (const E& e) {
+    return e;
+  }
+  ADD_FAILURE() << "nothing thrown";
+  return std::nullopt;
+}
+
 TEST(GpuErrors, CheckCudaNamesTheCallAndTheCode) {
   EXPECT_NO_THROW(checkCuda(cudaSuccess, "cudaMalloc"));
-  try {
-    checkCuda(cudaErrorInsufficientDriver, "cudaGetDeviceCount");
-    FAIL() << "expected CudaError";
-  } catch (const CudaError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kCuda);
-    EXPECT_STREQ(e.what(),
-                 "cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version "
-                 "(cudaErrorInsufficientDriver, 35)");
-  }
-  try {
-    checkCuda(cudaErrorMemoryAllocation, "cudaMalloc");
-    FAIL() << "expected CudaError";
-  } catch (const CudaError& e) {
-    EXPECT_STREQ(e.what(), "cudaMalloc: out of memory (cudaErrorMemoryAllocation, 2)");
-  }
+  auto driver =
+      thrown<CudaError>([] { checkCuda(cudaErrorInsufficientDriver, "cudaGetDeviceCount"); });
+  ASSERT_TRUE(driver);
+  EXPECT_EQ(driver->kind(), ErrorKind::kCuda);
+  EXPECT_STREQ(driver->what(),
+               "cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version "
+               "(cudaErrorInsufficientDriver, 35)");
+  auto memory = thrown<CudaError>([] { checkCuda(cudaErrorMemoryAllocation, "cudaMalloc"); });
+  ASSERT_TRUE(memory);
+  EXPECT_STREQ(memory->what(), "cudaMalloc: out of memory (cudaErrorMemoryAllocation, 2)");
 }
 
 TEST(GpuErrors, NcclMessagesCarryNameCodeAndLastError) {
@@ -53,18 +62,15 @@ TEST(GpuErrors, NcclMessagesCarryNameCodeAndLastError) {
   EXPECT_EQ(ncclResultName(static_cast<ncclResult_t>(42)), "ncclResult(?)");
 
   EXPECT_NO_THROW(checkNccl(ncclSuccess, "ncclGroupEnd"));
-  try {
-    checkNccl(ncclInvalidUsage, "ncclAllReduce");
-    FAIL() << "expected NcclError";
-  } catch (const NcclCallError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kNccl);
-    EXPECT_EQ(e.code(), ncclInvalidUsage);
-    EXPECT_EQ(std::string(e.what()).rfind("ncclAllReduce: invalid usage (run with NCCL_DEBUG=WARN "
-                                          "for details) (ncclInvalidUsage, 5)",
-                                          0),
-              0u)
-        << e.what();
-  }
+  auto invalid = thrown<NcclCallError>([] { checkNccl(ncclInvalidUsage, "ncclAllReduce"); });
+  ASSERT_TRUE(invalid);
+  EXPECT_EQ(invalid->kind(), ErrorKind::kNccl);
+  EXPECT_EQ(invalid->code(), ncclInvalidUsage);
+  EXPECT_TRUE(
+      std::string_view(invalid->what())
+          .starts_with("ncclAllReduce: invalid usage (run with NCCL_DEBUG=WARN for details) "
+                       "(ncclInvalidUsage, 5)"))
+      << invalid->what();
   // In progress is not success: non-blocking callers must wait it out (NcclComm::complete).
   EXPECT_THROW(checkNccl(ncclInProgress, "ncclCommInitRankConfig"), NcclError);
 }

@@ -357,9 +357,7 @@ TEST(ImportNcclTests, PerIterationColumnsTimestampsAndChatter) {
       "# Avg bus bandwidth    : 0.14 \n"
       "#\n"
       "# Collective test concluded: /opt/nccl-tests/bin/broadcast_perf_mpi\n";
-  auto runs = importText(text);
-  ASSERT_EQ(runs.size(), 1u);
-  const auto& run = runs[0];
+  const ImportedRun run = onlyRun(importText(text));
   expectNcclTable(run, "broadcast", 2, 2);
   EXPECT_EQ(run.run.status, RunStatus::kFailed);
   EXPECT_EQ(run.run.ncclVersion, "2.28.3");
@@ -459,11 +457,9 @@ TEST(ImportNcclTests, RowWhoseColumnsDisagreeIsRefused) {
 TEST(ImportNcclTestsJson, LayoutVersion2WithPerIterationTiming) {
   ImportOptions o;
   o.path = "ar.json";
-  auto runs = parseImport(
+  const ImportedRun run = onlyRun(parseImport(
       readText(std::string(CB_SOURCE_DIR) + "/tests/unit/data/nccltests_allreduce_v2.json"),
-      ImportFormat::kAuto, o);
-  ASSERT_EQ(runs.size(), 1u);
-  const auto& run = runs[0];
+      ImportFormat::kAuto, o));
   EXPECT_EQ(run.run.source, "nccl-tests-json");
   EXPECT_EQ(run.run.worldSize, 2);  // two processes x 1 thread x 1 GPU
   EXPECT_EQ(run.run.hosts, "nodeA,nodeB");

@@ -34,6 +34,17 @@ class Lifecycle : public ::testing::Test {
     }
     return out;
   }
+  // A command that begins its run and ends with `outcome` exits `code` and leaves the run in
+  // `status`.
+  void expectEnd(const RunOutcome& outcome, int code, const std::string& status) {
+    EXPECT_EQ(runMeasuringCommand(o_,
+                                  [&](RunSession& s) {
+                                    s.beginRun();
+                                    return outcome;
+                                  }),
+              code);
+    EXPECT_EQ(statuses(), std::vector<std::string>{status});
+  }
   TempDir dir_;
   SessionOptions o_;
 };
@@ -50,34 +61,14 @@ TEST_F(Lifecycle, CompletedRunIsOk) {
   EXPECT_EQ(statuses(), std::vector<std::string>{"ok"});
 }
 
-TEST_F(Lifecycle, WrongDataExitsOneAndTheRunIsStillOk) {
-  int code = runMeasuringCommand(o_, [](RunSession& s) {
-    s.beginRun();
-    return RunOutcome{false, 3, "wrong element(s)"};
-  });
-  EXPECT_EQ(code, 1);
-  EXPECT_EQ(statuses(), std::vector<std::string>{"ok"});
-}
+TEST_F(Lifecycle, WrongDataExitsOneAndTheRunIsStillOk) { expectEnd({.wrong = 3}, 1, "ok"); }
 
 TEST_F(Lifecycle, AFailedPointExitsOneAndTheRunIsStillOk) {
-  int code = runMeasuringCommand(o_, [](RunSession& s) {
-    s.beginRun();
-    RunOutcome o;
-    o.failed = 2;
-    o.firstFailure = "nccl: ncclAllReduce failed";
-    return o;
-  });
-  EXPECT_EQ(code, 1);
-  EXPECT_EQ(statuses(), std::vector<std::string>{"ok"});
+  expectEnd({.failed = 2, .firstFailure = "nccl: ncclAllReduce failed"}, 1, "ok");
 }
 
 TEST_F(Lifecycle, StoppedBetweenPointsIsInterrupted) {
-  int code = runMeasuringCommand(o_, [](RunSession& s) {
-    s.beginRun();
-    return RunOutcome{true, 0, ""};
-  });
-  EXPECT_EQ(code, 130);
-  EXPECT_EQ(statuses(), std::vector<std::string>{"interrupted"});
+  expectEnd({.interrupted = true}, 130, "interrupted");
 }
 
 TEST_F(Lifecycle, AnErrorAfterBeginIsFailed) {
