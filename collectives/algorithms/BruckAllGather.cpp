@@ -17,9 +17,7 @@
 namespace cb {
 
 Schedule bruckAllGather(int rank, int nranks, const CollArgs& args, const AlgoOptions&) {
-  const size_t m = args.count;
-  const size_t n = static_cast<size_t>(nranks);
-  const size_t r = static_cast<size_t>(rank);
+  const auto [m, n, r] = blocksOf(rank, nranks, args);
   ScheduleBuilder b(m, m * n);
   const Span input{BufferRef::kSend, 0, m};
   auto tmp = [&](size_t i, size_t c) { return Span{BufferRef::kScratch, i * m, c * m}; };

@@ -11,9 +11,7 @@
 namespace cb {
 
 Schedule ringAllGather(int rank, int nranks, const CollArgs& args, const AlgoOptions&) {
-  const size_t m = args.count;
-  const size_t n = static_cast<size_t>(nranks);
-  const size_t r = static_cast<size_t>(rank);
+  const auto [m, n, r] = blocksOf(rank, nranks, args);
   ScheduleBuilder b(m, m * n);
   auto block = [&](size_t j) { return Span{BufferRef::kRecv, (j % n) * m, m}; };
   const int right = (rank + 1) % nranks, left = (rank - 1 + nranks) % nranks;

@@ -12,9 +12,7 @@
 namespace cb {
 
 Schedule ringReduceScatter(int rank, int nranks, const CollArgs& args, const AlgoOptions&) {
-  const size_t m = args.count;
-  const size_t n = static_cast<size_t>(nranks);
-  const size_t r = static_cast<size_t>(rank);
+  const auto [m, n, r] = blocksOf(rank, nranks, args);
   ScheduleBuilder b(m * n, m);
   auto own = [&](size_t j) { return Span{BufferRef::kSend, (j % n) * m, m}; };
   auto slot = [&](size_t s) { return Span{BufferRef::kScratch, (s % 2) * m, m}; };

@@ -81,6 +81,15 @@ inline WholeBuffers wholeBuffers(size_t count) {
   return {Span{BufferRef::kSend, 0, count}, Span{BufferRef::kRecv, 0, count}};
 }
 
+// A block collective (allgather, reduce-scatter) as its offset arithmetic wants it: m elements in
+// each rank's block, n ranks, this rank r.
+struct Blocks {
+  size_t m, n, r;
+};
+inline Blocks blocksOf(int rank, int nranks, const CollArgs& args) {
+  return {args.count, static_cast<size_t>(nranks), static_cast<size_t>(rank)};
+}
+
 // Cost of one rank's schedule (element size in bytes); the critical path is the max over ranks.
 Cost rankCost(const Schedule& s, size_t elementSize);
 // The same cost split by link: a round with a message to or from a peer for which `remote` is

@@ -199,6 +199,13 @@ TEST(NcclTestsTable, RepeatedCyclesMakeNewRows) {
   EXPECT_EQ(table.rowsPrinted(), 2);
 }
 
+// The lines a side-by-side table prints.
+std::vector<std::string> linesOf(const cb::SideBySideTable& side) {
+  std::string text;
+  side.write(cb::TextOut(&text));
+  return splitLines(text);
+}
+
 TEST(SideBySideTable, MarksFastestAndCountsWins) {
   cb::SideBySideTable side(Placement::kOut, cb::SideMetric::kBusBw);
   auto c = Collective::kAllReduce;
@@ -222,9 +229,7 @@ TEST(SideBySideTable, MarksFastestAndCountsWins) {
   none.add(unsup);
   EXPECT_FALSE(none.anyMeasured());
 
-  std::string text;
-  side.write(cb::TextOut(&text));
-  auto lines = splitLines(text);
+  auto lines = linesOf(side);
   ASSERT_EQ(lines.size(), 7u);
   EXPECT_NE(lines[0].find("allreduce float sum, out-of-place, 16 ranks: busbw (GB/s)"),
             std::string::npos)
@@ -242,9 +247,7 @@ TEST(SideBySideTable, TimeMetricAndMissingCells) {
   side.add(point(c, 8, 2, Placement::kIn, 12.5, 0, 1, 0, "ring/local"));
   side.add(point(c, 16, 4, Placement::kIn, 250, 0, 1, 0, "ring/local"));
   side.add(point(c, 16, 4, Placement::kIn, 300, 0, 1, 0, "mpi"));
-  std::string text;
-  side.write(cb::TextOut(&text));
-  auto lines = splitLines(text);
+  auto lines = linesOf(side);
   ASSERT_GE(lines.size(), 5u);
   EXPECT_NE(lines[0].find("in-place"), std::string::npos);
   EXPECT_NE(lines[0].find("time (us)"), std::string::npos);
