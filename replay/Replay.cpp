@@ -18,19 +18,6 @@
 namespace cb::replay {
 namespace {
 
-// The registry collective of an op kind; alltoallv, send/recv and barrier have none.
-std::optional<Collective> collectiveOf(OpKind k) {
-  switch (k) {
-    case OpKind::kAllReduce: return Collective::kAllReduce;
-    case OpKind::kAllGather: return Collective::kAllGather;
-    case OpKind::kReduceScatter: return Collective::kReduceScatter;
-    case OpKind::kBroadcast: return Collective::kBroadcast;
-    case OpKind::kReduce: return Collective::kReduce;
-    case OpKind::kAllToAll: return Collective::kAllToAll;
-    default: return std::nullopt;
-  }
-}
-
 const VariantInfo* pick(const Registry& reg, Collective c, const std::vector<std::string>& algos) {
   for (const auto& a : algos) {
     if (const VariantInfo* v = reg.find(c, a)) return v;

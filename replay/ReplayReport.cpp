@@ -12,15 +12,11 @@
 namespace cb::replay {
 namespace {
 
+// nccl-tests' bus factor of the op's collective; alltoallv as alltoall, point-to-point 1.
 double busFactor(OpKind k, int n) {
-  switch (k) {
-    case OpKind::kAllReduce: return busBwFactor(Collective::kAllReduce, n);
-    case OpKind::kAllGather: return busBwFactor(Collective::kAllGather, n);
-    case OpKind::kReduceScatter: return busBwFactor(Collective::kReduceScatter, n);
-    case OpKind::kAllToAll:
-    case OpKind::kAllToAllV: return busBwFactor(Collective::kAllToAll, n);
-    default: return 1;
-  }
+  if (k == OpKind::kAllToAllV) return busBwFactor(Collective::kAllToAll, n);
+  const std::optional<Collective> c = collectiveOf(k);
+  return c ? busBwFactor(*c, n) : 1;
 }
 
 // S of the op as nccl-tests counts it: the whole buffer (allgather: the gathered output).

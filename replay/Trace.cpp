@@ -9,20 +9,27 @@
 
 namespace cb::replay {
 
-std::string_view opKindName(OpKind k) {
+std::optional<Collective> collectiveOf(OpKind k) {
   switch (k) {
-    case OpKind::kAllReduce: return "allreduce";
-    case OpKind::kAllGather: return "allgather";
-    case OpKind::kReduceScatter: return "reduce_scatter";
-    case OpKind::kBroadcast: return "broadcast";
-    case OpKind::kReduce: return "reduce";
-    case OpKind::kAllToAll: return "alltoall";
+    case OpKind::kAllReduce: return Collective::kAllReduce;
+    case OpKind::kAllGather: return Collective::kAllGather;
+    case OpKind::kReduceScatter: return Collective::kReduceScatter;
+    case OpKind::kBroadcast: return Collective::kBroadcast;
+    case OpKind::kReduce: return Collective::kReduce;
+    case OpKind::kAllToAll: return Collective::kAllToAll;
+    default: return std::nullopt;
+  }
+}
+
+std::string_view opKindName(OpKind k) {
+  if (std::optional<Collective> c = collectiveOf(k)) return collectiveName(*c);
+  switch (k) {
     case OpKind::kAllToAllV: return "alltoallv";
     case OpKind::kSend: return "send";
     case OpKind::kRecv: return "recv";
     case OpKind::kBarrier: return "barrier";
+    default: return "?";
   }
-  return "?";
 }
 
 bool parseOpKind(std::string_view name, OpKind& out) {

@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/Collective.h"
 #include "core/DataType.h"
 
 namespace cb::replay {
@@ -33,6 +35,9 @@ enum class OpKind : uint8_t {
   kBarrier,
 };
 
+// The collective of core/Collective.h an op kind is (the first six kinds); alltoallv, send, recv
+// and barrier are none.
+std::optional<Collective> collectiveOf(OpKind k);
 std::string_view opKindName(OpKind k);  // "allreduce", ..., "alltoallv", "send", "recv", ...
 // Accepts the spellings of the traces (all_reduce, allreduce, all_to_allv, _all_gather_base,
 // reduce_scatter_tensor, ...); false when the name is not a communication op we replay.
