@@ -52,7 +52,8 @@ struct RunFilterFlags {
     return f;
   }
   bool any() const {
-    return !label.empty() || !since.empty() || !until.empty() || !fingerprint.empty();
+    const RunFilter f = filter(0);
+    return f.label || f.since || f.until || f.fingerprint;
   }
 };
 

@@ -30,6 +30,12 @@ std::vector<std::string> splitFields(std::string_view s, char sep) {
   return out;
 }
 
+std::vector<std::string> nonEmptyLines(std::string_view text) {
+  std::vector<std::string> lines = splitFields(text, '\n');
+  std::erase(lines, std::string());
+  return lines;
+}
+
 std::vector<std::string> splitList(std::string_view s, char sep) {
   std::vector<std::string> out;
   for (const std::string& field : splitFields(s, sep)) {

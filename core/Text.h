@@ -13,6 +13,8 @@ std::string toLower(std::string_view s);
 std::vector<std::string> splitList(std::string_view s, char sep = ',');
 // Splits on every `sep`, keeping every field as it is: "a,,b" is 3 fields, "" is one empty field.
 std::vector<std::string> splitFields(std::string_view s, char sep);
+// The lines of a text that are not empty, without their newline.
+std::vector<std::string> nonEmptyLines(std::string_view text);
 bool startsWith(std::string_view s, std::string_view prefix);
 // RFC 4180: a field holding a comma, quote or line break is quoted, its quotes doubled.
 std::string csvField(std::string_view s);

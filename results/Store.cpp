@@ -481,17 +481,6 @@ class Where {
   std::vector<std::variant<std::string, int64_t>> values_;
 };
 
-std::vector<std::string> splitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = std::min(text.find('\n', start), text.size());
-    if (end > start) lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
 bool processGone(int64_t pid) {
   if (pid <= 0) return false;  // unknown: never reap
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
@@ -563,7 +552,7 @@ void prepareDatabase(sqlite3* db, const std::string& path) {
     while (s.step()) {
       // A row may hold several lines ("*** in database main ***\nPage 4: ..."): keep the
       // problems, on one line.
-      for (const std::string& line : splitLines(s.textAt(0))) {
+      for (const std::string& line : nonEmptyLines(s.textAt(0))) {
         if (!line.starts_with("***")) problems.push_back(line);
       }
     }
@@ -1000,7 +989,7 @@ DbCheckReport Store::check() const {
     sql::Statement s(db_, "PRAGMA integrity_check(100)");
     std::vector<std::string> lines;
     while (s.step()) {
-      for (const std::string& line : splitLines(s.textAt(0))) {
+      for (const std::string& line : nonEmptyLines(s.textAt(0))) {
         if (!line.starts_with("***")) lines.push_back(line);
       }
     }

@@ -32,12 +32,6 @@ std::string serializeStats(const RankOutcome& o) {
   return s;
 }
 
-std::vector<std::string> splitLines(const std::string& s) {
-  std::vector<std::string> out = splitFields(s, '\n');
-  std::erase(out, std::string());
-  return out;
-}
-
 std::vector<std::string> splitTabs(const std::string& line, int parts) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -196,7 +190,7 @@ ProxyRun gatherRun(Communicator& comm, const ProxyOptions& o, const Layout& layo
   std::map<StatKey, CallStat> calls;
   std::vector<StatKey> order;  // as rank 0 issues them, then what other ranks add
   for (const auto& text : statTexts) {
-    for (const auto& line : splitLines(text)) {
+    for (const auto& line : nonEmptyLines(text)) {
       auto f = splitTabs(line, 7);
       if (f.size() != 7) continue;
       StatKey k{f[0], f[1], std::stoull(f[2]), std::stoi(f[3]), parseDataType(f[4])};
@@ -229,7 +223,7 @@ ProxyRun gatherRun(Communicator& comm, const ProxyOptions& o, const Layout& layo
   auto tl = comm.allgatherStrings(mine.timelineText.empty() ? "" : mine.timelineText[pick], d);
   for (const auto& text : tl) {
     std::vector<TimelineEvent> ev;
-    for (const auto& line : splitLines(text)) {
+    for (const auto& line : nonEmptyLines(text)) {
       auto f = splitTabs(line, 4);
       if (f.size() != 4) continue;
       ev.push_back({f[3], f[0][0], std::stod(f[1]), std::stod(f[2])});

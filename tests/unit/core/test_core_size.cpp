@@ -112,6 +112,7 @@ TEST(SplitText, FieldsKeepEmptiesAndListsDropThem) {
   EXPECT_EQ(cb::splitFields("x\n", '\n'), (V{"x", ""}));
   EXPECT_EQ(cb::splitFields(" a ,b", ','), (V{" a ", "b"}));
   EXPECT_EQ(cb::splitList(" a ,, b ,"), (V{"a", "b"}));
+  EXPECT_EQ(cb::nonEmptyLines("a\n\nb\n"), (V{"a", "b"}));
 }
 
 }  // namespace
