@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/Size.h"
@@ -91,6 +93,32 @@ LinkMatrixInfo bwInfoOf(const LinkGraph& g) {
 }
 LinkMatrixInfo latInfoOf(const LinkGraph& g) { return {"latency", "us", g.endpointNames, "rank"}; }
 
+std::string contentionText(const CpuContention& c) {
+  const int free = c.cpus - std::min(c.cpus, c.ranks);
+  return fmt::format(
+      "too noisy to judge: while the links were measured ({:.1f} s), other processes kept {:.2f} "
+      "of the {} CPUs busy that host {}'s {} ranks run on (they leave {} free); a rank waiting "
+      "for its CPU measures the scheduler's time slice, not its link; rerun when the host is "
+      "quiet (top shows who)\n",
+      c.seconds, c.foreignCpus, c.cpus, c.host, c.ranks, free == 0 ? "none" : std::to_string(free));
+}
+
+// What the matrix and confirmation would have named, said as what it is under contention.
+std::string matrixFindings(const DiagLinksResult& res) {
+  std::vector<std::string> named;
+  for (const LinkVerdict* v : {&res.finalBandwidth, &res.finalLatency}) {
+    for (const EndpointJudgement& e : v->endpoints) named.push_back(e.kind + " " + e.name);
+    for (size_t i : v->suspects) {
+      named.push_back(fmt::format("link {}-{}", v->links[i].pair.a, v->links[i].pair.b));
+    }
+  }
+  if (named.empty()) return "";
+  std::sort(named.begin(), named.end());
+  named.erase(std::unique(named.begin(), named.end()), named.end());
+  return fmt::format("# not evidence under this load: the measurement pointed at {}\n",
+                     fmt::join(named, ", "));
+}
+
 // The matrices and the verdict of a pair matrix (diag links, and bisect's fallback).
 std::string matrixText(const DiagLinksResult& res, const LinkGraph& graph,
                        const std::string& belowBound) {
@@ -110,7 +138,12 @@ std::string matrixText(const DiagLinksResult& res, const LinkGraph& graph,
                       cf.pair.a, cf.pair.b, cf.metric, cf.matrixRelative, cf.aloneRelative);
     }
   }
-  if (res.healthy() && !belowBound.empty()) {
+  if (const CpuContention* c = res.contended()) {
+    // Whatever the figures say, they are the scheduler's: a rank that waits for its CPU measures
+    // a time slice, steady enough to pass every agreement check (docs/ARCHITECTURE.md).
+    out += contentionText(*c);
+    out += matrixFindings(res);
+  } else if (res.healthy() && !belowBound.empty()) {
     // Alike is not healthy when they are all slow: the physical bound judges (docs/PEAK.md).
     out += belowBound;
   } else if (res.healthy() && res.agreement.tooNoisy) {
@@ -163,7 +196,7 @@ void putMatrixVerdicts(json& j, const DiagLinksResult& res, const LinkGraph& gra
 LinksOutcome linksOutcome(const DiagLinksResult& res, const std::string& belowBound) {
   LinksOutcome o;
   const bool alike = res.healthy() && belowBound.empty();
-  o.tooNoisy = alike && res.agreement.tooNoisy;
+  o.tooNoisy = res.contended() != nullptr || (alike && res.agreement.tooNoisy);
   o.healthy = alike && !o.tooNoisy;
   return o;
 }
@@ -203,6 +236,17 @@ DiagDocuments linksDocuments(const DiagRun& run, const DiagLinksResult& res,
   j["healthy"] = outcome.healthy;
   j["too_noisy"] = outcome.tooNoisy;
   j["repeat_spread_pct"] = res.agreement.spreadPct;
+  json cpu = json::array();
+  for (const CpuContention& c : res.cpu) {
+    cpu.push_back({{"host", c.host},
+                   {"cpus", c.cpus},
+                   {"ranks", c.ranks},
+                   {"seconds", c.seconds},
+                   {"foreign_cpus", c.foreignCpus},
+                   {"competing_cpus", c.competingCpus},
+                   {"contended", c.contended}});
+  }
+  j["cpu_contention"] = cpu;
   putMatrixVerdicts(j, res, graph);
   json cs = json::array();
   for (const Confirmation& cf : res.confirmations) {

@@ -469,6 +469,14 @@ std::vector<LinkSample> mergeRepeats(std::vector<LinkSample> measured, int repea
 
 }  // namespace
 
+const CpuContention* DiagLinksResult::contended() const {
+  const CpuContention* worst = nullptr;
+  for (const CpuContention& c : cpu) {
+    if (c.contended && (!worst || c.competingCpus > worst->competingCpus)) worst = &c;
+  }
+  return worst;
+}
+
 LinkClassOf topologyLinkClass(const HostMap& hosts) {
   return [hosts](int a, int b) { return std::string(linkClassName(hosts.linkClass(a, b))); };
 }
@@ -678,6 +686,7 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
                                          hostOf[static_cast<size_t>(comm.rank()) % hostOf.size()]);
   Prober prober(comm, team.transport(transport), o.probe, static_cast<int>(onMyHost));
   comm.barrier(prober.deadline());
+  const CpuUse cpuBefore = readCpuUse();
   double t0 = nowSeconds();
   measureMatrix(prober, rounds, concurrent, o, res);
   res.matrixSeconds = nowSeconds() - t0;
@@ -708,7 +717,13 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
     }
     if (!comm.anyTrue(cleared, prober.deadline())) break;
   }
+  // Taken by every rank before anything is decided: a verdict under a stranger's load is none.
+  const std::vector<std::string> cpuDeltas =
+      comm.allgatherStrings(cpuDeltaText(cpuBefore, readCpuUse(cpuBefore.cpus)), prober.deadline());
   if (comm.rank() == 0) {
+    res.cpu = cpuContention(
+        cpuDeltas,
+        hostOf.empty() ? std::vector<std::string>(static_cast<size_t>(n), "this host") : hostOf);
     res.confirmations = done;
     res.finalBandwidth = keepConfirmed(res.bandwidth, done, "bandwidth");
     res.finalLatency = keepConfirmed(res.latency, done, "latency");

@@ -17,6 +17,7 @@
 
 #include "collectives/Team.h"
 #include "core/Communicator.h"
+#include "core/CpuLoad.h"
 #include "core/HostMap.h"
 #include "core/Transport.h"
 #include "diagnosis/Diagnosis.h"
@@ -84,6 +85,11 @@ struct DiagLinksResult {
   double confirmSeconds = 0;
   // Whether the schedules agreed (both metrics; the worse one): with --schedules 3 or more.
   RepeatAgreement agreement;
+  // What other processes took from each host's ranks from the matrix's start to the last
+  // confirmation (core/CpuLoad.h); complete on rank 0.
+  std::vector<CpuContention> cpu;
+  // The host whose ranks lost the most CPU to others, when that made them wait (null: none did).
+  const CpuContention* contended() const;
   bool healthy() const { return finalBandwidth.healthy() && finalLatency.healthy(); }
 };
 

@@ -61,10 +61,12 @@ class InjectTransport final : public Transport {
     double factor = 1;
     for (const SendOp& s : sends) factor = std::max(factor, factorOf(s.peer));
     for (const RecvOp& r : recvs) factor = std::max(factor, factorOf(r.peer));
+    if (factor <= 1) return inner_->exchange(sends, recvs, d);
+    // The stretch ends factor x the exchange after it began, the clock reads inside it: a
+    // ping-pong of 8 B takes 1.5 us here, and two more reads each way made x1.01 a 7% slow link.
     const double t0 = nowSeconds();
     inner_->exchange(sends, recvs, d);
-    if (factor <= 1) return;
-    waitFor((factor - 1) * (nowSeconds() - t0));
+    waitUntil(t0 + factor * (nowSeconds() - t0));
   }
 
  private:
@@ -196,18 +198,22 @@ Team::TransportDecorator injectDecorator(std::vector<InjectSpec> specs,
 }
 
 void waitFor(double seconds) {
-  if (!(seconds > 0)) return;
-  const double end = nowSeconds() + seconds;
+  if (seconds > 0) waitUntil(nowSeconds() + seconds);
+}
+
+void waitUntil(double end) {
   constexpr double kSpin = 100e-6;
-  if (seconds > 2 * kSpin) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds - kSpin));
+  double left = end - nowSeconds();  // the one clock read when nothing is left to wait
+  if (left > 2 * kSpin) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(left - kSpin));
+    left = end - nowSeconds();
   }
   // Yield while more than 20 us are left, so the spinning does not hold a CPU the other ranks
   // need (on a busy machine that couples every pair to this one); spin the last 20 us without
   // yielding, since one yield can give the CPU away for a time slice and make even a x1.01 link
   // look slow.
   constexpr double kNoYield = 20e-6;
-  for (double left = end - nowSeconds(); left > 0; left = end - nowSeconds()) {
+  for (; left > 0; left = end - nowSeconds()) {
     if (left > kNoYield) sched_yield();
   }
 }

@@ -56,5 +56,7 @@ Team::TransportDecorator injectDecorator(std::vector<InjectSpec> specs,
 // Waits until `seconds` have passed: sleeps the long part, spins the last 100 us (yielding until
 // the last 20 us) so short delays are exact.
 void waitFor(double seconds);
+// The same, until the steady clock (nowSeconds) reads `end`; one clock read when it already has.
+void waitUntil(double end);
 
 }  // namespace cb

@@ -44,6 +44,52 @@ TEST(DiagDocuments, LinksAreHealthyOnlyWhenAlikeQuietAndWithinTheirBound) {
   EXPECT_FALSE(o.tooNoisy);
 }
 
+TEST(DiagDocuments, LinksMeasuredWhileStrangersHeldTheCpusAreTooNoisyWhateverTheyShow) {
+  // Beside a busy loop, 4 thread ranks on 2 cores measured the scheduler's time slice on every
+  // link (1.5 ms one way), steady across repeats, and a confirmed "suspect" came of it.
+  DiagLinksResult res;
+  res.ranks = 4;
+  res.links.resize(1);
+  res.links[0].pair = {0, 1};
+  CpuContention c;
+  c.host = "vm";
+  c.cpus = 2;
+  c.ranks = 4;
+  c.seconds = 4.2;
+  c.foreignCpus = c.competingCpus = 0.85;
+  c.contended = true;
+  res.cpu = {c};
+  for (LinkVerdict* v : {&res.finalBandwidth, &res.finalLatency}) {
+    v->links.resize(1);
+    v->links[0].pair = {0, 1};
+  }
+  res.finalBandwidth.suspects = {0};
+  LinkGraph graph;
+  graph.endpointNames = {"0", "1", "2", "3"};
+  LinksOutcome o = linksOutcome(res, "");
+  EXPECT_TRUE(o.tooNoisy);
+  EXPECT_FALSE(o.healthy);
+  const DiagDocuments d = linksDocuments({}, res, {}, graph, "pattern", "");
+  EXPECT_NE(d.text.find("too noisy to judge: while the links were measured (4.2 s), other "
+                        "processes kept 0.85 of the 2 CPUs busy that host vm's 4 ranks run on "
+                        "(they leave none free)"),
+            std::string::npos)
+      << d.text;
+  EXPECT_NE(d.text.find("# not evidence under this load: the measurement pointed at link 0-1"),
+            std::string::npos)
+      << d.text;
+  EXPECT_EQ(d.text.find("SUSPECT"), std::string::npos) << d.text;
+  const auto j = nlohmann::json::parse(d.json);
+  EXPECT_TRUE(j["too_noisy"].get<bool>());
+  EXPECT_FALSE(j["healthy"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["cpu_contention"][0]["competing_cpus"].get<double>(), 0.85);
+  EXPECT_TRUE(j["cpu_contention"][0]["contended"].get<bool>());
+  // A stranger's stray tick does not take the verdict away.
+  res.cpu[0].contended = false;
+  res.finalBandwidth.suspects.clear();
+  EXPECT_TRUE(linksOutcome(res, "").healthy);
+}
+
 TEST(DiagDocuments, BisectionDefersToThePairMatrixWhenItFellBack) {
   DiagBisectResult res;
   res.healthy = false;

@@ -1,0 +1,103 @@
+// What other processes took from the ranks' CPUs (core/CpuLoad.h): /proc/stat's per-CPU columns,
+// the deltas every rank sends, and the per-host sums the verdict reads.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "core/CpuLoad.h"
+
+namespace cb {
+namespace {
+
+TEST(CpuLoad, ProcStatGivesUserNiceSystemAndStealOfTheListedCpus) {
+  // Real layout (kernel 6.x): cpu user nice system idle iowait irq softirq steal guest guest_nice.
+  const char* stat =
+      "cpu  631802 39957 298971 730233 3784 0 2363 577 0 0\n"
+      "cpu0 313442 20080 144961 370930 2583 0 1041 298 0 0\n"
+      "cpu1 318359 19876 154009 359303 1201 0 1322 279 0 0\n"
+      "intr 123 4 5\n"
+      "ctxt 987654\n";
+  const std::vector<double> busy = procStatBusySeconds(stat, {1, 0, 7}, 100);
+  ASSERT_EQ(busy.size(), 3u);
+  // irq and softirq left out: the kernel's work for the ranks' own traffic is not a competitor.
+  EXPECT_DOUBLE_EQ(busy[0], (318359 + 19876 + 154009 + 279) / 100.0);
+  EXPECT_DOUBLE_EQ(busy[1], (313442 + 20080 + 144961 + 298) / 100.0);
+  EXPECT_DOUBLE_EQ(busy[2], 0);  // not listed: nothing known
+}
+
+TEST(CpuLoad, ASnapshotOfThisProcessCountsItsOwnWork) {
+  const CpuUse before = readCpuUse();
+  if (!before.known) GTEST_SKIP() << "no /proc/stat here";
+  ASSERT_FALSE(before.cpus.empty());
+  ASSERT_EQ(before.busySeconds.size(), before.cpus.size());
+  volatile double x = 0;
+  const double until = before.wallSeconds + 0.05;
+  while (readCpuUse(before.cpus).wallSeconds < until) x = x + 1;
+  const CpuUse after = readCpuUse(before.cpus);
+  EXPECT_GT(after.processSeconds, before.processSeconds);
+  EXPECT_EQ(after.cpus, before.cpus);
+  const std::string delta = cpuDeltaText(before, after);
+  EXPECT_EQ(delta.rfind(std::to_string(after.pid) + " ", 0), 0u) << delta;
+  // What others did meanwhile depends on the machine (ctest runs tests side by side), so only the
+  // shape is checked here; the sums are checked on fixed deltas below.
+  const std::vector<CpuContention> c = cpuContention({delta}, {"h"});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].cpus, static_cast<int>(before.cpus.size()));
+  EXPECT_GE(c[0].foreignCpus, 0) << delta;
+  CpuUse unknown;
+  EXPECT_EQ(cpuDeltaText(unknown, after), "");
+}
+
+TEST(CpuLoad, HostsSumTheirCpusOnceAndEachProcessOnce) {
+  // Host a: one process of 4 thread ranks on CPUs 0-1 (every rank reads the same deltas), 2 s,
+  // the process used 2.5 CPU-s of the 4 busy: others used 0.75 CPUs, and 4 ranks on 2 CPUs left
+  // none free. Host b: 2 MPI ranks bound to CPUs 4 and 5 of 8, others busy there 0.2 CPU-s.
+  std::vector<std::string> deltas(4, "100 2.0 2.5 0:2.00 1:2.00");
+  deltas.push_back("200 1.0 0.9 4:1.00");
+  deltas.push_back("201 1.0 0.9 5:1.00");
+  deltas.push_back("");  // a rank that could not read its accounting adds its count only
+  const std::vector<std::string> hosts = {"a", "a", "a", "a", "b", "b", "b"};
+  const std::vector<CpuContention> c = cpuContention(deltas, hosts);
+  ASSERT_EQ(c.size(), 2u);
+  // host, CPUs, ranks, CPUs others used (all competing: neither host left a CPU free)
+  const std::tuple<std::string, int, int, double> want[] = {{"a", 2, 4, 0.75}, {"b", 2, 3, 0.2}};
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& [host, cpus, ranks, foreign] = want[i];
+    EXPECT_EQ(c[i].host, host);
+    EXPECT_EQ(c[i].cpus, cpus);
+    EXPECT_EQ(c[i].ranks, ranks);
+    EXPECT_NEAR(c[i].foreignCpus, foreign, 1e-9);
+    EXPECT_NEAR(c[i].competingCpus, foreign, 1e-9);
+    EXPECT_TRUE(c[i].contended);
+  }
+}
+
+TEST(CpuLoad, OthersOnCpusTheRanksLeaveFreeDoNotCompete) {
+  // 2 ranks on a host of 8 CPUs they may all use; a compile keeps 5 busy: 6 were free.
+  std::vector<std::string> deltas(2, "300 1.0 2.0 ");
+  for (int cpu = 0; cpu < 8; ++cpu) {
+    for (std::string& d : deltas) d += std::to_string(cpu) + ":" + (cpu < 7 ? "1.00 " : "0.00 ");
+  }
+  const std::vector<CpuContention> c = cpuContention(deltas, {"h", "h"});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_NEAR(c[0].foreignCpus, 5.0, 1e-9);
+  EXPECT_DOUBLE_EQ(c[0].competingCpus, 0);
+  EXPECT_FALSE(c[0].contended);
+  // Just below the threshold on a host with none free stays uncontended too (the idle host's
+  // stray ticks: 0.00-0.04 CPUs measured).
+  const std::vector<CpuContention> quiet =
+      cpuContention({"400 1.0 1.95 0:1.00 1:1.00", "400 1.0 1.95 0:1.00 1:1.00"}, {"q", "q"});
+  ASSERT_EQ(quiet.size(), 1u);
+  EXPECT_NEAR(quiet[0].foreignCpus, 0.05, 1e-9);
+  EXPECT_FALSE(quiet[0].contended);
+  // A short run: one stray tick (0.01 s) over 0.05 s reads as 0.2 CPUs, within the accounting's
+  // resolution; three ticks are not.
+  const std::vector<std::string> two = {"s", "s"};
+  EXPECT_FALSE(
+      cpuContention(std::vector<std::string>(2, "500 0.05 0.09 0:0.05 1:0.05"), two)[0].contended);
+  EXPECT_TRUE(
+      cpuContention(std::vector<std::string>(2, "500 0.05 0.07 0:0.05 1:0.05"), two)[0].contended);
+}
+
+}  // namespace
+}  // namespace cb
