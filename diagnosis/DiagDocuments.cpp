@@ -357,7 +357,12 @@ std::string rankVerdict(const RingStraggleVerdict& v, int rank) {
 
 std::string lateText(const StraggleVerdict& d, int rank) {
   const RankStraggle& r = d.ranks[static_cast<size_t>(rank)];
-  return fmt::format("{:+.1f} us, last in {}/{}", r.finishLateUs, r.lastToFinish, d.iterations);
+  std::string text =
+      fmt::format("{:+.1f} us, last in {}/{}", r.finishLateUs, r.lastToFinish, d.iterations);
+  if (r.tiedLastToFinish > r.lastToFinish) {
+    text += fmt::format(", tied for last in {}/{}", r.tiedLastToFinish, d.iterations);
+  }
+  return text;
 }
 
 // Why a suspect is named, from the pattern of arrivals and finishes that named it.

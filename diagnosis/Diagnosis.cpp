@@ -350,6 +350,18 @@ StraggleVerdict judgeStragglers(const std::vector<std::vector<double>>& arrive,
     ++lastF[static_cast<size_t>(std::max_element(f.begin(), f.end()) - f.begin())];
   }
   v.iterationUs = medianOf(iterTimes) * 1e6;
+  // Ties for last, now that a step is known.
+  const double tie = kTiedSteps * v.iterationUs * 1e-6 / std::max(1, steps);
+  v.tiedLast.assign(n, std::vector<int>(n, 0));
+  for (size_t i = 0; i < iters; ++i) {
+    double latest = finish[0][i];
+    for (size_t r = 1; r < n; ++r) latest = std::max(latest, finish[r][i]);
+    for (size_t r = 0; r < n; ++r) {
+      for (size_t s = 0; s < n; ++s) {
+        v.tiedLast[r][s] += finish[r][i] >= latest - tie && finish[s][i] >= latest - tie;
+      }
+    }
+  }
   std::vector<double> medA(n), medF(n);
   for (size_t r = 0; r < n; ++r) {
     medA[r] = medianOf(lateA[r]);
@@ -364,6 +376,7 @@ StraggleVerdict judgeStragglers(const std::vector<std::vector<double>>& arrive,
     s.finishLateUs = medF[r] * 1e6;
     s.lastToArrive = lastA[r];
     s.lastToFinish = lastF[r];
+    s.tiedLastToFinish = v.tiedLast[r][r];
     s.lateArriver = n >= 3 && medA[r] > ca + o.k * kMadToSigma * madA &&
                     medA[r] > o.gap * t / std::max(1, steps);
     v.ranks.push_back(s);
@@ -439,6 +452,13 @@ RingStraggleVerdict judgeRingStragglers(const std::vector<std::vector<double>>& 
                ? static_cast<double>(d.ranks[static_cast<size_t>(r)].lastToFinish) / d.iterations
                : 0.0;
   };
+  // Calls where r was last or tied for it, without `apart` tied too (-1: anyone may be).
+  auto tiedShare = [](const StraggleVerdict& d, int r, int apart) {
+    if (d.iterations <= 0) return 0.0;
+    const auto& row = d.tiedLast[static_cast<size_t>(r)];
+    const int both = apart < 0 ? 0 : row[static_cast<size_t>(apart)];
+    return static_cast<double>(row[static_cast<size_t>(r)] - both) / d.iterations;
+  };
   auto lateSteps = [&](const StraggleVerdict& d, int r) {
     return step > 0 ? d.ranks[static_cast<size_t>(r)].finishLateUs / step : 0.0;
   };
@@ -446,20 +466,26 @@ RingStraggleVerdict judgeRingStragglers(const std::vector<std::vector<double>>& 
   using Kind = StraggleSuspect::Kind;
   // The hypotheses that predict a late finisher in both directions: which rank is last forward
   // (f) and which backward (b). The one with the most calls behind it, if they are enough.
+  // `fApart`/`bApart`: a rank that must not be tied with f (b) in the calls counted (a link's
+  // other end), -1 for none.
   struct Hypothesis {
     StraggleSuspect suspect;
     int f, b;
+    int fApart = -1, bApart = -1;
+    double forwardShare = 0, backwardShare = 0;
   };
   std::vector<Hypothesis> hs;
   for (int c = 0; c < n; ++c) {
     hs.push_back({{Kind::kReceivesSlowly, c}, c, c});
     hs.push_back({{Kind::kSendsSlowly, c}, mod(c + 1), mod(c - 1)});
-    hs.push_back({{Kind::kLink, -1, c, mod(c + 1), true}, mod(c + 1), c});
+    hs.push_back({{Kind::kLink, -1, c, mod(c + 1), true}, mod(c + 1), c, c, mod(c + 1)});
   }
   const Hypothesis* best = nullptr;
   double bestCalls = 0, bestLate = 0;
-  for (const Hypothesis& h : hs) {
-    const double calls = share(v.forward, h.f) + share(v.backward, h.b);
+  for (Hypothesis& h : hs) {
+    h.forwardShare = tiedShare(v.forward, h.f, h.fApart);
+    h.backwardShare = tiedShare(v.backward, h.b, h.bApart);
+    const double calls = h.forwardShare + h.backwardShare;
     const double lateness = lateSteps(v.forward, h.f) + lateSteps(v.backward, h.b);
     if (!best || calls > bestCalls || (calls == bestCalls && lateness > bestLate)) {
       best = &h;
@@ -468,8 +494,8 @@ RingStraggleVerdict judgeRingStragglers(const std::vector<std::vector<double>>& 
     }
   }
   std::vector<StraggleSuspect> found;
-  if (best && share(v.forward, best->f) >= RingBounds::kLastShareEach &&
-      share(v.backward, best->b) >= RingBounds::kLastShareEach &&
+  if (best && best->forwardShare >= RingBounds::kLastShareEach &&
+      best->backwardShare >= RingBounds::kLastShareEach &&
       lateSteps(v.forward, best->f) >= RingBounds::kLateStepsEach &&
       lateSteps(v.backward, best->b) >= RingBounds::kLateStepsEach) {
     found.push_back(best->suspect);

@@ -135,14 +135,22 @@ struct RankStraggle {
   int rank = 0;
   double arriveLateUs = 0, finishLateUs = 0;  // medians over iterations
   int lastToArrive = 0, lastToFinish = 0;     // iterations in which it was the last
+  int tiedLastToFinish = 0;  // iterations it finished within kTiedSteps of a step of the last
   bool lateArriver = false;
 };
 struct StraggleVerdict {
   int iterations = 0;
   double iterationUs = 0;  // median over iterations of the median rank's finish
   std::vector<RankStraggle> ranks;
+  // [r][s]: iterations in which r and s both finished within kTiedSteps of a step of the last
+  // ([r][r] is r's tiedLastToFinish).
+  std::vector<std::vector<int>> tiedLast;
   std::vector<std::string> notes;
 };
+// Two finishes this close (in steps of the median call) are a tie for last: a rank that receives
+// slowly and the rank it forwards to finished 0.001-0.013 of a step apart on the tc mesh, while
+// the other end of a slow link finishes about a step before its receiver.
+inline constexpr double kTiedSteps = 0.1;
 // arrive[r][i], finish[r][i] in seconds; `steps`: communication steps of one call.
 StraggleVerdict judgeStragglers(const std::vector<std::vector<double>>& arrive,
                                 const std::vector<std::vector<double>>& finish, int steps,
@@ -159,6 +167,10 @@ StraggleVerdict judgeStragglers(const std::vector<std::vector<double>>& arrive,
 //   x forward, x - 1 backward:                the link between x - 1 and x, both ways;
 // the hypothesis whose two ranks were last in the most calls is named when each was last in half
 // of its direction's calls and more than 0.3 of a step (the median call over its steps) late.
+// "Last" counts a tie (kTiedSteps): a rank that receives slowly forwards what it received late,
+// so in one direction the rank after it finishes with it, and which of the two is a hair later is
+// chance; a link's ends are never tied, so a link is counted only in calls where its receiver
+// finished last without its other end.
 // Otherwise a rank last in 9 of 10 calls of one direction, 0.6 of a step late, names the hop into
 // it, one way. Late arrivers (slow before they communicate) are judged over both directions' calls
 // together; a hop they send on is theirs.

@@ -430,6 +430,35 @@ TEST(JudgeRingStragglers, ALateReceiverNeedNotBeLastInEveryCall) {
   EXPECT_TRUE(ringVerdict(4, into1, -1, 2e-3, 4).healthy());
 }
 
+TEST(JudgeRingStragglers, AReceiverTiedForLastWithTheRankItFeedsReceivesSlowly) {
+  // The tc mesh with rank 1's incoming side throttled (netns.ranks_receive, 2026-11-27): forward
+  // rank 1 finished a step after the others; backward, rank 1 and rank 0 (the rank it forwards to)
+  // both a step after ranks 2 and 3, rank 0 a few microseconds after rank 1 in most calls. Counting
+  // only the last finisher read that as the link 0-1 (x forward, x - 1 backward) in 11 of 12 runs.
+  const int n = 4, iters = 30;
+  const double call = 2e-3, step = call / 6;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> jitter(-5e-6, 5e-6);
+  std::vector<std::vector<double>> arrive(n, std::vector<double>(iters, 1e-6)), fwd(n), bwd(n);
+  for (int r = 0; r < n; ++r) {
+    for (int i = 0; i < iters; ++i) {
+      fwd[r].push_back(call + (r == 1 ? step : 0) + jitter(rng));
+      const double tie = r == 1 ? step : r == 0 ? step + (i % 10 < 7 ? 3e-6 : -3e-6) : 0;
+      bwd[r].push_back(call + tie + jitter(rng) * 0.1);
+    }
+  }
+  const RingStraggleVerdict v = judgeRingStragglers(arrive, fwd, arrive, bwd, 6);
+  EXPECT_EQ(named(v), std::vector<std::string>{"rank 1 receives slowly"});
+  EXPECT_LT(v.backward.ranks[1].lastToFinish, iters / 2);  // last alone in under half
+  EXPECT_EQ(v.backward.ranks[1].tiedLastToFinish, iters);
+  EXPECT_EQ(v.backward.tiedLast[0][1], iters);
+  // The same calls with rank 1 a step ahead of rank 0 backward are the link 0-1: a link's two
+  // ends are never tied.
+  for (int i = 0; i < iters; ++i) bwd[1][i] = call + jitter(rng);
+  EXPECT_EQ(named(judgeRingStragglers(arrive, fwd, arrive, bwd, 6)),
+            std::vector<std::string>{"link 0-1 slow both ways"});
+}
+
 TEST(PairwiseLogs, RealClusterLogsNameTheSlowPairs) {
   // Three real logs of one H100 cluster: a slow pair, a healthy pair, and one whose sendrecv test
   // was cut short (a table without rows): that test is a failed link, its alltoall still counts.
