@@ -2,7 +2,8 @@
 // say so. The measurements, the verdict rules and each command's documents live in diagnosis/;
 // this file parses and checks the flags, runs the world, prints, writes and stores what
 // diagnosis/DiagDocuments returns. Exit codes fit scripts: 0 healthy, 1 suspects, 2 usage or
-// environment, 3 too noisy to judge (diag links: its schedules disagreed).
+// environment, 3 too noisy to judge (other processes held the ranks' CPUs; diag links: or its
+// schedules disagreed).
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -30,6 +31,13 @@ namespace cb::cli {
 namespace {
 
 constexpr int kExitTooNoisy = 3;
+
+// A live diagnosis's exit: the run's own failure first, then 0 healthy, 3 too noisy (as the gate's
+// "inconclusive": neither healthy nor a suspect), 1 suspects.
+int exitFor(int rc, const DiagOutcome& outcome) {
+  if (rc != 0) return rc;
+  return outcome.tooNoisy ? kExitTooNoisy : outcome.healthy ? 0 : 1;
+}
 
 std::string readText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -97,7 +105,7 @@ int doLinks(const LinksCli& c) {
   const std::vector<InjectSpec> specs = parseInjects(c.live.inject);
   checkWritable(c.live.jsonPath, "--json");
   checkWritable(c.live.csvPath, "--csv");
-  LinksOutcome outcome{true, false};  // what the ranks other than 0 return
+  DiagOutcome outcome{true, false};  // what the ranks other than 0 return
   const int rc = runMeasuringCommand(c.live.measure.session(), [&](RunSession& s) {
     const std::string transport =
         prepareLive(s, c.live, specs, "diag links", 3, "a link is judged against the others",
@@ -115,9 +123,7 @@ int doLinks(const LinksCli& c) {
          c.live);
     return RunOutcome{false, wrongBytes(res), "byte(s) received wrong"};
   });
-  // 3 as the gate's "inconclusive": neither healthy nor a suspect.
-  if (rc != 0) return rc;
-  return outcome.tooNoisy ? kExitTooNoisy : outcome.healthy ? 0 : 1;
+  return exitFor(rc, outcome);
 }
 
 // ---- bisect ----
@@ -128,7 +134,7 @@ int doBisect(const BisectCli& c) {
   const std::vector<InjectSpec> specs = parseInjects(live.inject);
   checkWritable(live.jsonPath, "--json");
   checkWritable(live.csvPath, "--csv");
-  bool healthy = true;
+  DiagOutcome outcome{true, false};  // what the ranks other than 0 return
   const int rc = runMeasuringCommand(live.measure.session(), [&](RunSession& s) {
     const std::string transport =
         prepareLive(s, live, specs, "diag bisect", 4, "two halves of 2", injectDecorator(specs));
@@ -139,14 +145,14 @@ int doBisect(const BisectCli& c) {
     };
     DiagBisectResult res = runDiagBisect(s.team(), transport, o, {}, onSubTeam);
     if (!s.root()) return RunOutcome{};
-    healthy = bisectHealthy(res);
+    outcome = bisectOutcome(res);
     emit(s,
          bisectDocuments(diagRun(s, transport, specs), res, o, rankGraph(s.hosts()),
                          s.team().size()),
          live);
     return RunOutcome{false, wrongBytes(res.links), "byte(s) received wrong"};
   });
-  return rc == 0 && !healthy ? 1 : rc;
+  return exitFor(rc, outcome);
 }
 
 // ---- ranks ----
@@ -156,7 +162,7 @@ int doRanks(const RanksCli& c) {
   const std::vector<InjectSpec> specs = parseInjects(c.live.inject);
   checkWritable(c.live.jsonPath, "--json");
   checkWritable(c.live.csvPath, "--csv");
-  bool healthy = true;
+  DiagOutcome outcome{true, false};
   const int rc = runMeasuringCommand(c.live.measure.session(), [&](RunSession& s) {
     // The probe under the injector: an injected delay is a late arrival.
     ArrivalProbe* probe = nullptr;
@@ -171,11 +177,11 @@ int doRanks(const RanksCli& c) {
     s.beginRun();
     DiagRanksResult res = runDiagRanks(s.team(), *probe, s.team().transport(transport), o);
     if (!s.root()) return RunOutcome{};
-    healthy = res.verdict.healthy();
+    outcome = ranksOutcome(res);
     emit(s, ranksDocuments(diagRun(s, transport, specs), res, o, s.team().size()), c.live);
     return RunOutcome{};
   });
-  return rc == 0 && !healthy ? 1 : rc;
+  return exitFor(rc, outcome);
 }
 
 // ---- logs ----

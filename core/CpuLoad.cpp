@@ -127,4 +127,23 @@ std::vector<CpuContention> cpuContention(const std::vector<std::string>& deltas,
   return out;
 }
 
+std::vector<CpuContention> gatherCpuContention(Communicator& comm, const CpuUse& before,
+                                               const std::vector<std::string>& hostOfRank,
+                                               Deadline d) {
+  const std::vector<std::string> deltas =
+      comm.allgatherStrings(cpuDeltaText(before, readCpuUse(before.cpus)), d);
+  if (comm.rank() != 0) return {};
+  return cpuContention(deltas, hostOfRank.empty()
+                                   ? std::vector<std::string>(deltas.size(), "this host")
+                                   : hostOfRank);
+}
+
+const CpuContention* mostContended(const std::vector<CpuContention>& hosts) {
+  const CpuContention* worst = nullptr;
+  for (const CpuContention& c : hosts) {
+    if (c.contended && (!worst || c.competingCpus > worst->competingCpus)) worst = &c;
+  }
+  return worst;
+}
+
 }  // namespace cb

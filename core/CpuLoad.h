@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/Communicator.h"
+
 namespace cb {
 
 struct CpuUse {
@@ -65,5 +67,14 @@ inline constexpr double kContendedSeconds = 0.02;
 // rank could read its accounting are left out.
 std::vector<CpuContention> cpuContention(const std::vector<std::string>& deltas,
                                          const std::vector<std::string>& hostOfRank);
+
+// Collective: every rank's share since `before` (its own snapshot, taken when the measurement
+// began), judged per host on rank 0 (empty elsewhere). `hostOfRank` empty: one host.
+std::vector<CpuContention> gatherCpuContention(Communicator& comm, const CpuUse& before,
+                                               const std::vector<std::string>& hostOfRank,
+                                               Deadline d);
+
+// The host whose ranks lost the most CPU to others, when that made them wait (null: none did).
+const CpuContention* mostContended(const std::vector<CpuContention>& hosts);
 
 }  // namespace cb

@@ -102,6 +102,7 @@ DiagBisectResult runDiagBisect(Team& world, const std::string& transport,
   const int n = world.size();
   requireRanks(n, 4, "diag bisect", "two halves of 2");
   DiagBisectResult res;
+  const CpuUse cpuBefore = readCpuUse();
   std::vector<int> group(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) group[static_cast<size_t>(r)] = r;
   std::vector<int> good;
@@ -150,6 +151,10 @@ DiagBisectResult runDiagBisect(Team& world, const std::string& transport,
     res.fellBack = true;
     res.links = runDiagLinks(world, transport, o.fallback, linkClass);
   }
+  res.cpu = gatherCpuContention(world.comm(), cpuBefore, world.hosts().hostOfRank,
+                                Deadline::after(o.timeoutSeconds));
+  // The matrix's verdict is judged under the whole bisection's load, which holds its own.
+  if (res.fellBack) res.links.cpu = res.cpu;
   return res;
 }
 

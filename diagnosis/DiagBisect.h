@@ -41,6 +41,8 @@ struct DiagBisectResult {
   bool healthy = false;   // halves alike at the top and the world as fast as they are
   bool fellBack = false;  // the pair matrix decided
   DiagLinksResult links;  // when it did
+  // What other processes took from each host's ranks over the whole bisection (core/CpuLoad.h).
+  std::vector<CpuContention> cpu;
 };
 
 // Called on every member of a measured group with its sub-team (of Team::split) and the world

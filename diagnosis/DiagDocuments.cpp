@@ -93,18 +93,44 @@ LinkMatrixInfo bwInfoOf(const LinkGraph& g) {
 }
 LinkMatrixInfo latInfoOf(const LinkGraph& g) { return {"latency", "us", g.endpointNames, "rank"}; }
 
-std::string contentionText(const CpuContention& c) {
+// The verdict when other processes held the ranks' CPUs (`during`: "the links were measured"),
+// with what the measurement pointed at said as what it is under that load ("" when nothing).
+std::string contentionText(const CpuContention& c, std::string_view during,
+                           std::vector<std::string> pointedAt) {
   const int free = c.cpus - std::min(c.cpus, c.ranks);
-  return fmt::format(
-      "too noisy to judge: while the links were measured ({:.1f} s), other processes kept {:.2f} "
-      "of the {} CPUs busy that host {}'s {} ranks run on (they leave {} free); a rank waiting "
-      "for its CPU measures the scheduler's time slice, not its link; rerun when the host is "
-      "quiet (top shows who)\n",
-      c.seconds, c.foreignCpus, c.cpus, c.host, c.ranks, free == 0 ? "none" : std::to_string(free));
+  std::string out = fmt::format(
+      "too noisy to judge: while {} ({:.1f} s), other processes kept {:.2f} of the {} CPUs busy "
+      "that host {}'s {} ranks run on (they leave {} free); a rank waiting for its CPU measures "
+      "the scheduler's time slice, not its link; rerun when the host is quiet (top shows who)\n",
+      during, c.seconds, c.foreignCpus, c.cpus, c.host, c.ranks,
+      free == 0 ? "none" : std::to_string(free));
+  if (!pointedAt.empty()) {
+    std::sort(pointedAt.begin(), pointedAt.end());
+    pointedAt.erase(std::unique(pointedAt.begin(), pointedAt.end()), pointedAt.end());
+    out += fmt::format("# not evidence under this load: the measurement pointed at {}\n",
+                       fmt::join(pointedAt, ", "));
+  }
+  return out;
 }
 
-// What the matrix and confirmation would have named, said as what it is under contention.
-std::string matrixFindings(const DiagLinksResult& res) {
+// The JSON of every host's contention (JSON `cpu_contention`), and whether it made the verdict
+// "too noisy" (`too_noisy`).
+void putContention(json& j, const std::vector<CpuContention>& hosts) {
+  json cpu = json::array();
+  for (const CpuContention& c : hosts) {
+    cpu.push_back({{"host", c.host},
+                   {"cpus", c.cpus},
+                   {"ranks", c.ranks},
+                   {"seconds", c.seconds},
+                   {"foreign_cpus", c.foreignCpus},
+                   {"competing_cpus", c.competingCpus},
+                   {"contended", c.contended}});
+  }
+  j["cpu_contention"] = cpu;
+}
+
+// What a pair matrix's verdict names: its suspect endpoints and links.
+std::vector<std::string> matrixNamed(const DiagLinksResult& res) {
   std::vector<std::string> named;
   for (const LinkVerdict* v : {&res.finalBandwidth, &res.finalLatency}) {
     for (const EndpointJudgement& e : v->endpoints) named.push_back(e.kind + " " + e.name);
@@ -112,11 +138,7 @@ std::string matrixFindings(const DiagLinksResult& res) {
       named.push_back(fmt::format("link {}-{}", v->links[i].pair.a, v->links[i].pair.b));
     }
   }
-  if (named.empty()) return "";
-  std::sort(named.begin(), named.end());
-  named.erase(std::unique(named.begin(), named.end()), named.end());
-  return fmt::format("# not evidence under this load: the measurement pointed at {}\n",
-                     fmt::join(named, ", "));
+  return named;
 }
 
 // The matrices and the verdict of a pair matrix (diag links, and bisect's fallback).
@@ -141,8 +163,7 @@ std::string matrixText(const DiagLinksResult& res, const LinkGraph& graph,
   if (const CpuContention* c = res.contended()) {
     // Whatever the figures say, they are the scheduler's: a rank that waits for its CPU measures
     // a time slice, steady enough to pass every agreement check (docs/ARCHITECTURE.md).
-    out += contentionText(*c);
-    out += matrixFindings(res);
+    out += contentionText(*c, "the links were measured", matrixNamed(res));
   } else if (res.healthy() && !belowBound.empty()) {
     // Alike is not healthy when they are all slow: the physical bound judges (docs/PEAK.md).
     out += belowBound;
@@ -193,8 +214,8 @@ void putMatrixVerdicts(json& j, const DiagLinksResult& res, const LinkGraph& gra
 
 // ---- diag links ----
 
-LinksOutcome linksOutcome(const DiagLinksResult& res, const std::string& belowBound) {
-  LinksOutcome o;
+DiagOutcome linksOutcome(const DiagLinksResult& res, const std::string& belowBound) {
+  DiagOutcome o;
   const bool alike = res.healthy() && belowBound.empty();
   o.tooNoisy = res.contended() != nullptr || (alike && res.agreement.tooNoisy);
   o.healthy = alike && !o.tooNoisy;
@@ -222,7 +243,7 @@ DiagDocuments linksDocuments(const DiagRun& run, const DiagLinksResult& res,
   d.text += injectedLines(run);
   d.text += matrixText(res, graph, belowBound);
   d.records = matrixRecords(run, res, o.probe, graph);
-  const LinksOutcome outcome = linksOutcome(res, belowBound);
+  const DiagOutcome outcome = linksOutcome(res, belowBound);
   json j = diagDocument("diag links");
   j["ranks"] = res.ranks;
   j["transport"] = run.transport;
@@ -236,17 +257,7 @@ DiagDocuments linksDocuments(const DiagRun& run, const DiagLinksResult& res,
   j["healthy"] = outcome.healthy;
   j["too_noisy"] = outcome.tooNoisy;
   j["repeat_spread_pct"] = res.agreement.spreadPct;
-  json cpu = json::array();
-  for (const CpuContention& c : res.cpu) {
-    cpu.push_back({{"host", c.host},
-                   {"cpus", c.cpus},
-                   {"ranks", c.ranks},
-                   {"seconds", c.seconds},
-                   {"foreign_cpus", c.foreignCpus},
-                   {"competing_cpus", c.competingCpus},
-                   {"contended", c.contended}});
-  }
-  j["cpu_contention"] = cpu;
+  putContention(j, res.cpu);
   putMatrixVerdicts(j, res, graph);
   json cs = json::array();
   for (const Confirmation& cf : res.confirmations) {
@@ -272,7 +283,13 @@ bool bisectVerdict(const DiagBisectResult& res) {
 }
 }  // namespace
 
-bool bisectHealthy(const DiagBisectResult& res) { return res.slowRank < 0 && bisectVerdict(res); }
+DiagOutcome bisectOutcome(const DiagBisectResult& res) {
+  DiagOutcome o;
+  o.tooNoisy = mostContended(res.cpu) != nullptr ||
+               (res.slowRank < 0 && res.fellBack && linksOutcome(res.links, "").tooNoisy);
+  o.healthy = !o.tooNoisy && res.slowRank < 0 && bisectVerdict(res);
+  return o;
+}
 
 DiagDocuments bisectDocuments(const DiagRun& run, const DiagBisectResult& res,
                               const DiagBisectOptions& o, const LinkGraph& graph, int ranks) {
@@ -288,7 +305,12 @@ DiagDocuments bisectDocuments(const DiagRun& run, const DiagBisectResult& res,
     d.text += fmt::format("# round {}: [{}] {:.3f} GB/s vs [{}] {:.3f} GB/s: {}\n", i + 1,
                           listOf(r.a), r.busbwA, listOf(r.b), r.busbwB, r.decision);
   }
-  if (res.slowRank >= 0) {
+  const CpuContention* contended = mostContended(res.cpu);
+  if (contended && !res.fellBack) {
+    std::vector<std::string> named;
+    if (res.slowRank >= 0) named.push_back(fmt::format("rank {}", res.slowRank));
+    d.text += contentionText(*contended, "the halves were measured", named);
+  } else if (res.slowRank >= 0) {
     d.text += fmt::format(
         "SUSPECT rank {} (bisect): every group holding it was slower by more than "
         "{:g}%, in {} round{}\n",
@@ -334,7 +356,9 @@ DiagDocuments bisectDocuments(const DiagRun& run, const DiagBisectResult& res,
   j["slow_rank"] = res.slowRank;
   j["fell_back"] = res.fellBack;
   if (res.fellBack) putMatrixVerdicts(j, res.links, graph);
-  j["healthy"] = bisectVerdict(res);
+  j["healthy"] = bisectOutcome(res).healthy;
+  j["too_noisy"] = bisectOutcome(res).tooNoisy;
+  putContention(j, res.cpu);
   d.json = j.dump(2) + "\n";
   return d;
 }
@@ -436,6 +460,11 @@ std::string ranksText(const DiagRun& run, const DiagRanksResult& res, const Diag
                        b.finishLateUs, fmt::format("{}/{}", b.lastToFinish, v.backward.iterations),
                        rankVerdict(v, r.rank));
   }
+  if (const CpuContention* c = mostContended(res.cpu)) {
+    std::vector<std::string> named;
+    for (const StraggleSuspect& x : v.suspects) named.push_back(x.name() + " (" + x.what() + ")");
+    return out + contentionText(*c, "the calls ran", named);
+  }
   for (const StraggleSuspect& x : v.suspects) {
     out += fmt::format("SUSPECT {} ({}): {}\n", x.name(), x.what(), suspectWhy(v, x, n));
   }
@@ -481,6 +510,13 @@ std::vector<ResultRecord> ranksRecords(const DiagRun& run, const DiagRanksResult
 
 }  // namespace
 
+DiagOutcome ranksOutcome(const DiagRanksResult& res) {
+  DiagOutcome o;
+  o.tooNoisy = mostContended(res.cpu) != nullptr;
+  o.healthy = !o.tooNoisy && res.verdict.healthy();
+  return o;
+}
+
 DiagDocuments ranksDocuments(const DiagRun& run, const DiagRanksResult& res,
                              const DiagRanksOptions& o, int ranks) {
   const RingStraggleVerdict& v = res.verdict;
@@ -493,7 +529,9 @@ DiagDocuments ranksDocuments(const DiagRun& run, const DiagRanksResult& res,
   j["transport"] = run.transport;
   j["iterations"] = v.forward.iterations;
   j["iteration_us"] = pooled.iterationUs;
-  j["healthy"] = v.healthy();
+  j["healthy"] = ranksOutcome(res).healthy;
+  j["too_noisy"] = ranksOutcome(res).tooNoisy;
+  putContention(j, res.cpu);
   json rows = json::array();
   d.csv =
       "rank,arrive_late_us,last_to_arrive,forward_finish_late_us,forward_last_to_finish,"

@@ -31,14 +31,18 @@ struct DiagDocuments {
   std::vector<ResultRecord> records;
 };
 
-// ---- diag links ----
-// The verdict of `diag links`: `belowBound` holds the "below bound" lines of the links under the
-// physical bound (cli/PeakJudge), "" when none is. Healthy: no suspect and none below bound;
-// too noisy: healthy but the schedules disagreed beyond the asked resolution.
-struct LinksOutcome {
+// A live diagnosis's outcome: healthy (exit 0), too noisy to judge (exit 3), else suspects
+// (exit 1). Every live diagnosis is too noisy when other processes held its ranks' CPUs
+// (core/CpuLoad.h): its figures are then the scheduler's.
+struct DiagOutcome {
   bool healthy = false, tooNoisy = false;
 };
-LinksOutcome linksOutcome(const DiagLinksResult& res, const std::string& belowBound);
+
+// ---- diag links ----
+// `belowBound` holds the "below bound" lines of the links under the physical bound
+// (cli/PeakJudge), "" when none is. Healthy: no suspect and none below bound; too noisy also when
+// healthy but the schedules disagreed beyond the asked resolution.
+DiagOutcome linksOutcome(const DiagLinksResult& res, const std::string& belowBound);
 // `pattern` names how the pairs were scheduled (quick, sequential, circle method).
 DiagDocuments linksDocuments(const DiagRun& run, const DiagLinksResult& res,
                              const DiagLinksOptions& o, const LinkGraph& graph,
@@ -46,11 +50,12 @@ DiagDocuments linksDocuments(const DiagRun& run, const DiagLinksResult& res,
 
 // ---- diag bisect ----
 // Healthy: no slow rank and, when the pair matrix decided, no suspect link.
-bool bisectHealthy(const DiagBisectResult& res);
+DiagOutcome bisectOutcome(const DiagBisectResult& res);
 DiagDocuments bisectDocuments(const DiagRun& run, const DiagBisectResult& res,
                               const DiagBisectOptions& o, const LinkGraph& graph, int ranks);
 
 // ---- diag ranks ----
+DiagOutcome ranksOutcome(const DiagRanksResult& res);
 DiagDocuments ranksDocuments(const DiagRun& run, const DiagRanksResult& res,
                              const DiagRanksOptions& o, int ranks);
 

@@ -469,13 +469,7 @@ std::vector<LinkSample> mergeRepeats(std::vector<LinkSample> measured, int repea
 
 }  // namespace
 
-const CpuContention* DiagLinksResult::contended() const {
-  const CpuContention* worst = nullptr;
-  for (const CpuContention& c : cpu) {
-    if (c.contended && (!worst || c.competingCpus > worst->competingCpus)) worst = &c;
-  }
-  return worst;
-}
+const CpuContention* DiagLinksResult::contended() const { return mostContended(cpu); }
 
 LinkClassOf topologyLinkClass(const HostMap& hosts) {
   return [hosts](int a, int b) { return std::string(linkClassName(hosts.linkClass(a, b))); };
@@ -718,12 +712,8 @@ DiagLinksResult runDiagLinks(Team& team, const std::string& transport, const Dia
     if (!comm.anyTrue(cleared, prober.deadline())) break;
   }
   // Taken by every rank before anything is decided: a verdict under a stranger's load is none.
-  const std::vector<std::string> cpuDeltas =
-      comm.allgatherStrings(cpuDeltaText(cpuBefore, readCpuUse(cpuBefore.cpus)), prober.deadline());
+  res.cpu = gatherCpuContention(comm, cpuBefore, hostOf, prober.deadline());
   if (comm.rank() == 0) {
-    res.cpu = cpuContention(
-        cpuDeltas,
-        hostOf.empty() ? std::vector<std::string>(static_cast<size_t>(n), "this host") : hostOf);
     res.confirmations = done;
     res.finalBandwidth = keepConfirmed(res.bandwidth, done, "bandwidth");
     res.finalLatency = keepConfirmed(res.latency, done, "latency");

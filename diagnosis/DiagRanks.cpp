@@ -76,6 +76,7 @@ DiagRanksResult runDiagRanks(Team& team, ArrivalProbe& probe, Transport& top,
   // The directions alternate call by call, so what drifts during the run reaches both alike.
   const size_t iters = static_cast<size_t>(o.iterations);
   std::vector<double> mine(4 * iters);  // arrive, finish forward; arrive, finish backward
+  const CpuUse cpuBefore = readCpuUse();
   for (size_t i = 0; i < iters; ++i) {
     stopIfInterrupted(comm, deadline());  // the iteration's agreed stop point
     for (size_t dir = 0; dir < 2; ++dir) {
@@ -113,6 +114,7 @@ DiagRanksResult runDiagRanks(Team& team, ArrivalProbe& probe, Transport& top,
   }
   auto all = comm.allgatherBytes(mine.data(), mine.size() * sizeof(double), deadline());
   DiagRanksResult res;
+  res.cpu = gatherCpuContention(comm, cpuBefore, team.hosts().hostOfRank, deadline());
   res.steps = 2 * (n - 1);
   if (comm.rank() != 0) return res;
   for (auto* series : {&res.arrive, &res.finish, &res.arriveBackward, &res.finishBackward}) {

@@ -16,6 +16,7 @@
 
 #include "collectives/Team.h"
 #include "core/Communicator.h"
+#include "core/CpuLoad.h"
 #include "core/Transport.h"
 #include "diagnosis/Diagnosis.h"
 
@@ -50,6 +51,8 @@ struct DiagRanksResult {
   int steps = 0;  // communication steps of the ring allreduce, 2(n-1)
   // [rank][iteration], seconds: the forward ring (r sends to r + 1), then the backward one.
   std::vector<std::vector<double>> arrive, finish, arriveBackward, finishBackward;
+  // What other processes took from each host's ranks during the timed calls (core/CpuLoad.h).
+  std::vector<CpuContention> cpu;
 };
 
 // Collective over the team: every rank calls it with the same options. `top` is the team's

@@ -31,7 +31,7 @@ TEST(DiagRecords, MetricsHaveTheirStoredNames) {
 
 TEST(DiagDocuments, LinksAreHealthyOnlyWhenAlikeQuietAndWithinTheirBound) {
   DiagLinksResult res;  // no suspect link
-  LinksOutcome o = linksOutcome(res, "");
+  DiagOutcome o = linksOutcome(res, "");
   EXPECT_TRUE(o.healthy);
   EXPECT_FALSE(o.tooNoisy);
   res.agreement.tooNoisy = true;  // the schedules disagreed: neither healthy nor a suspect
@@ -44,13 +44,8 @@ TEST(DiagDocuments, LinksAreHealthyOnlyWhenAlikeQuietAndWithinTheirBound) {
   EXPECT_FALSE(o.tooNoisy);
 }
 
-TEST(DiagDocuments, LinksMeasuredWhileStrangersHeldTheCpusAreTooNoisyWhateverTheyShow) {
-  // Beside a busy loop, 4 thread ranks on 2 cores measured the scheduler's time slice on every
-  // link (1.5 ms one way), steady across repeats, and a confirmed "suspect" came of it.
-  DiagLinksResult res;
-  res.ranks = 4;
-  res.links.resize(1);
-  res.links[0].pair = {0, 1};
+// 4 ranks on 2 CPUs of host "vm" that other processes kept 0.85 CPUs busy for 4.2 s.
+CpuContention busyHost() {
   CpuContention c;
   c.host = "vm";
   c.cpus = 2;
@@ -58,7 +53,17 @@ TEST(DiagDocuments, LinksMeasuredWhileStrangersHeldTheCpusAreTooNoisyWhateverThe
   c.seconds = 4.2;
   c.foreignCpus = c.competingCpus = 0.85;
   c.contended = true;
-  res.cpu = {c};
+  return c;
+}
+
+TEST(DiagDocuments, LinksMeasuredWhileStrangersHeldTheCpusAreTooNoisyWhateverTheyShow) {
+  // Beside a busy loop, 4 thread ranks on 2 cores measured the scheduler's time slice on every
+  // link (1.5 ms one way), steady across repeats, and a confirmed "suspect" came of it.
+  DiagLinksResult res;
+  res.ranks = 4;
+  res.links.resize(1);
+  res.links[0].pair = {0, 1};
+  res.cpu = {busyHost()};
   for (LinkVerdict* v : {&res.finalBandwidth, &res.finalLatency}) {
     v->links.resize(1);
     v->links[0].pair = {0, 1};
@@ -66,7 +71,7 @@ TEST(DiagDocuments, LinksMeasuredWhileStrangersHeldTheCpusAreTooNoisyWhateverThe
   res.finalBandwidth.suspects = {0};
   LinkGraph graph;
   graph.endpointNames = {"0", "1", "2", "3"};
-  LinksOutcome o = linksOutcome(res, "");
+  DiagOutcome o = linksOutcome(res, "");
   EXPECT_TRUE(o.tooNoisy);
   EXPECT_FALSE(o.healthy);
   const DiagDocuments d = linksDocuments({}, res, {}, graph, "pattern", "");
@@ -94,12 +99,43 @@ TEST(DiagDocuments, BisectionDefersToThePairMatrixWhenItFellBack) {
   DiagBisectResult res;
   res.healthy = false;
   res.fellBack = true;  // halves alike: the (healthy) pair matrix decides
-  EXPECT_TRUE(bisectHealthy(res));
+  EXPECT_TRUE(bisectOutcome(res).healthy);
   res.fellBack = false;
-  EXPECT_FALSE(bisectHealthy(res));
+  EXPECT_FALSE(bisectOutcome(res).healthy);
   res.healthy = true;
   res.slowRank = 2;
-  EXPECT_FALSE(bisectHealthy(res));
+  EXPECT_FALSE(bisectOutcome(res).healthy);
+}
+
+TEST(DiagDocuments, StragglersAndHalvesTimedUnderAStrangersLoadAreTooNoisy) {
+  DiagRanksResult ranks;
+  ranks.steps = 6;
+  ranks.verdict.suspects.push_back({StraggleSuspect::Kind::kSendsSlowly, 3});
+  EXPECT_FALSE(ranksOutcome(ranks).tooNoisy);
+  ranks.cpu = {busyHost()};
+  EXPECT_TRUE(ranksOutcome(ranks).tooNoisy);
+  EXPECT_FALSE(ranksOutcome(ranks).healthy);
+  DiagDocuments d = ranksDocuments({}, ranks, {}, 4);
+  EXPECT_NE(d.text.find("too noisy to judge: while the calls ran (4.2 s)"), std::string::npos)
+      << d.text;
+  EXPECT_NE(d.text.find("pointed at rank 3 (sends slowly)"), std::string::npos) << d.text;
+  EXPECT_EQ(d.text.find("SUSPECT"), std::string::npos) << d.text;
+  EXPECT_TRUE(nlohmann::json::parse(d.json)["too_noisy"].get<bool>());
+
+  DiagBisectResult bisect;
+  bisect.slowRank = 2;
+  bisect.cpu = {busyHost()};
+  EXPECT_TRUE(bisectOutcome(bisect).tooNoisy);
+  d = bisectDocuments({}, bisect, {}, {}, 4);
+  EXPECT_NE(d.text.find("while the halves were measured (4.2 s)"), std::string::npos) << d.text;
+  EXPECT_EQ(d.text.find("SUSPECT"), std::string::npos) << d.text;
+  // Fallen back to the pair matrix, whose own verdict said too noisy: so does the bisection
+  // (it said healthy, exit 0, before).
+  DiagBisectResult fell;
+  fell.fellBack = true;
+  fell.links.agreement.tooNoisy = true;
+  EXPECT_TRUE(bisectOutcome(fell).tooNoisy);
+  EXPECT_FALSE(bisectOutcome(fell).healthy);
 }
 
 TEST(DiagDocuments, ClusterLogsGiveOneRecordPerLinkAndTheVerdict) {
