@@ -1,10 +1,13 @@
 // The sides of compare and gate (CompareSides.h).
 #include "adapters/CompareSides.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/Error.h"
+#include "results/CpuLoadDetail.h"
 
 namespace cb {
 
@@ -111,6 +114,62 @@ RunSet loadSide(const Store& store, const std::string& text, std::string& name) 
   }
   name = sideName(spec, runs);
   return loadSet(store, std::move(runs));
+}
+
+bool SidesLoad::any() const {
+  for (const auto* side : {&base, &cand}) {
+    for (double x : *side) {
+      if (x >= 0) return true;
+    }
+  }
+  return false;
+}
+
+SidesLoad sidesLoad(const Store& store, const LoadedRuns& runs) {
+  SidesLoad load;
+  auto of = [&](const RunSet& side, std::vector<double>& out) {
+    std::vector<RunRecord> inOrder = side.runs;  // oldest first, as they ran
+    std::sort(inOrder.begin(), inOrder.end(),
+              [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
+    for (const RunRecord& r : inOrder) {
+      double worst = -1;
+      if (std::optional<std::string> detail = store.runDetail(r.id, kCpuLoadDetail)) {
+        for (const CpuContention& c : parseCpuLoadDetail(*detail)) {
+          worst = std::max(worst, c.competingCpus);
+        }
+      }
+      out.push_back(worst);
+    }
+  };
+  of(runs.base, load.base);
+  of(runs.cand, load.cand);
+  return load;
+}
+
+std::string sidesLoadText(const SidesLoad& load) {
+  if (!load.any()) return "";
+  auto list = [](const std::vector<double>& xs) {
+    std::vector<std::string> parts;
+    for (double x : xs) parts.push_back(x < 0 ? "-" : fmt::format("{:.2f}", x));
+    return fmt::format("{}", fmt::join(parts, " "));
+  };
+  auto contended = [](const std::vector<double>& xs) {
+    size_t n = 0;
+    for (double x : xs) n += x >= kContendedCpus;
+    return n;
+  };
+  std::string out = fmt::format(
+      "# load while measuring (CPUs other processes took from the ranks, per run): baseline {}; "
+      "candidate {}\n",
+      list(load.base), list(load.cand));
+  const size_t b = contended(load.base), c = contended(load.cand);
+  if ((b == 0) != (c == 0)) {
+    out += fmt::format(
+        "# note: only the {}'s runs shared their CPUs with other processes (from {:g} CPU): a "
+        "change between the sides may be that load, not the build; interleave the sides' runs\n",
+        b == 0 ? "candidate" : "baseline", kContendedCpus);
+  }
+  return out;
 }
 
 }  // namespace cb

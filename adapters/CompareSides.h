@@ -24,6 +24,18 @@ struct LoadedRuns {
 LoadedRuns loadRuns(const Store& store, const std::string& base, const std::string& cand,
                     bool strict);
 
+// What other processes took from each run's ranks while it measured (the run detail "cpu-load":
+// the largest competing CPUs of its hosts), per side, oldest run first; -1 for a run without one.
+struct SidesLoad {
+  std::vector<double> base, cand;
+  bool any() const;  // some run has a figure
+};
+SidesLoad sidesLoad(const Store& store, const LoadedRuns& runs);
+// "# load while measuring (CPUs other processes took from the ranks, per run): baseline 0.02
+// 0.03 0.01; candidate 1.21 1.35 1.10" and, when a side's runs competed and the other's did not,
+// why that matters; "" when no run has a figure.
+std::string sidesLoadText(const SidesLoad& load);
+
 // One side alone (gate --calibrate): the runs of `spec`, every one finished ok (else
 // UsageError); `name` gets how to name them.
 RunSet loadSide(const Store& store, const std::string& spec, std::string& name);

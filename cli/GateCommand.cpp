@@ -224,6 +224,7 @@ int doGate(const GateArgs& a) {
     report = renderJunit(c, runs);
   }
   std::string line = fmt::format("gate: {}", summaryLine(c));
+  if (a.format == "text") report += sidesLoadText(sidesLoad(store, runs));
   if (a.output.empty()) {
     fmt::print("{}", report);
     if (a.format == "text") fmt::print("{}\n", line);

@@ -20,10 +20,12 @@
 #include "cli/Validate.h"
 #include "collectives/mpi/MpiWorld.h"
 #include "collectives/transport/ShmTransport.h"
+#include "core/CpuLoad.h"
 #include "core/Error.h"
 #include "core/OutputFile.h"
 #include "core/Size.h"
 #include "core/Text.h"
+#include "results/CpuLoadDetail.h"
 #include "topology/LinkBounds.h"
 #if defined(COLLBENCH_HAVE_CUDA)
 #include "collectives/nccl/NcclTuning.h"
@@ -139,10 +141,23 @@ int doRun(const RunOptions& o) {
       progress.pointDone();
     };
     sink.onGroupEnd = [&] { report.endGroup(); };
+    const CpuUse cpuBefore = readCpuUse();
     SweepSummary summary = runSweep(s.team(), plan, sink);
+    // What other processes took from the ranks' CPUs while they measured: stored for `gate`,
+    // said when it made the ranks wait (the figures are then partly the scheduler's).
+    const std::vector<CpuContention> load = gatherCpuContention(
+        s.team().comm(), cpuBefore, s.hosts().hostOfRank, Deadline::after(o.measure.timeout));
+    if (root) s.setDetail(kCpuLoadDetail, cpuLoadDetail(load));
     if (root) {
       progress.clear();
       report.finish(summary);
+      if (const CpuContention* c = mostContended(load); c && o.format != "none") {
+        fmt::print(out,
+                   "# load: while measuring ({:.1f} s), {}: a rank waiting for its CPU times the "
+                   "scheduler's time slice; gate such runs against interleaved ones or rerun on "
+                   "a quiet host\n",
+                   c->seconds, contentionFacts(*c));
+      }
       if (!o.json.empty()) writeJsonFile(o.json, headerFields(s.record()), all);
       if (!o.csv.empty()) writeCsvFile(o.csv, all);
     }

@@ -10,6 +10,7 @@
 
 #include "core/Size.h"
 #include "core/Stats.h"
+#include "results/CpuLoadDetail.h"
 
 namespace cb {
 namespace {
@@ -97,13 +98,10 @@ LinkMatrixInfo latInfoOf(const LinkGraph& g) { return {"latency", "us", g.endpoi
 // with what the measurement pointed at said as what it is under that load ("" when nothing).
 std::string contentionText(const CpuContention& c, std::string_view during,
                            std::vector<std::string> pointedAt) {
-  const int free = c.cpus - std::min(c.cpus, c.ranks);
   std::string out = fmt::format(
-      "too noisy to judge: while {} ({:.1f} s), other processes kept {:.2f} of the {} CPUs busy "
-      "that host {}'s {} ranks run on (they leave {} free); a rank waiting for its CPU measures "
-      "the scheduler's time slice, not its link; rerun when the host is quiet (top shows who)\n",
-      during, c.seconds, c.foreignCpus, c.cpus, c.host, c.ranks,
-      free == 0 ? "none" : std::to_string(free));
+      "too noisy to judge: while {} ({:.1f} s), {}; a rank waiting for its CPU measures the "
+      "scheduler's time slice, not its link; rerun when the host is quiet (top shows who)\n",
+      during, c.seconds, contentionFacts(c));
   if (!pointedAt.empty()) {
     std::sort(pointedAt.begin(), pointedAt.end());
     pointedAt.erase(std::unique(pointedAt.begin(), pointedAt.end()), pointedAt.end());
@@ -116,17 +114,7 @@ std::string contentionText(const CpuContention& c, std::string_view during,
 // The JSON of every host's contention (JSON `cpu_contention`), and whether it made the verdict
 // "too noisy" (`too_noisy`).
 void putContention(json& j, const std::vector<CpuContention>& hosts) {
-  json cpu = json::array();
-  for (const CpuContention& c : hosts) {
-    cpu.push_back({{"host", c.host},
-                   {"cpus", c.cpus},
-                   {"ranks", c.ranks},
-                   {"seconds", c.seconds},
-                   {"foreign_cpus", c.foreignCpus},
-                   {"competing_cpus", c.competingCpus},
-                   {"contended", c.contended}});
-  }
-  j["cpu_contention"] = cpu;
+  j["cpu_contention"] = json::parse(cpuContentionJson(hosts));
 }
 
 // What a pair matrix's verdict names: its suspect endpoints and links.

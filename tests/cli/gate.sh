@@ -38,6 +38,10 @@ has "$out" "# baseline : $base (runs 7, 4, 1)"
 has "$out" "3 baseline and 3 candidate replicate(s)"
 has "$out" "# whole run: change"
 has "$out" "mdc: the smallest change"   # every column is explained
+# Each run stored what other processes took from its CPUs; the gate lists it per side.
+has "$out" "# load while measuring (CPUs other processes took from the ranks, per run): baseline "
+loads=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from run_details where kind = ?", ("cpu-load",)).fetchone()[0])' "$db")
+[ "$loads" -eq 11 ] || fail "expected a cpu-load detail for each of 11 runs, found $loads"
 expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate 3,6,9 --metric time --sizes 4K-16K
 has "$out" "sizes 4K-16K"
 has "$out" "time, lower is better: a positive change is worse"
