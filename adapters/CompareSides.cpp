@@ -118,8 +118,8 @@ RunSet loadSide(const Store& store, const std::string& text, std::string& name) 
 
 bool SidesLoad::any() const {
   for (const auto* side : {&base, &cand}) {
-    for (double x : *side) {
-      if (x >= 0) return true;
+    for (const RunCpuState& r : *side) {
+      if (r.competing >= 0 || r.roundTripNs >= 0) return true;
     }
   }
   return false;
@@ -127,18 +127,20 @@ bool SidesLoad::any() const {
 
 SidesLoad sidesLoad(const Store& store, const LoadedRuns& runs) {
   SidesLoad load;
-  auto of = [&](const RunSet& side, std::vector<double>& out) {
+  auto of = [&](const RunSet& side, std::vector<RunCpuState>& out) {
     std::vector<RunRecord> inOrder = side.runs;  // oldest first, as they ran
     std::sort(inOrder.begin(), inOrder.end(),
               [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
     for (const RunRecord& r : inOrder) {
-      double worst = -1;
+      RunCpuState state;
       if (std::optional<std::string> detail = store.runDetail(r.id, kCpuLoadDetail)) {
-        for (const CpuContention& c : parseCpuLoadDetail(*detail)) {
-          worst = std::max(worst, c.competingCpus);
+        const CpuLoadRecord rec = parseCpuLoadDetail(*detail);
+        for (const CpuContention& c : rec.hosts) {
+          state.competing = std::max(state.competing, c.competingCpus);
         }
+        if (rec.roundTrip.known()) state.roundTripNs = rec.roundTrip.p10Ns;
       }
-      out.push_back(worst);
+      out.push_back(state);
     }
   };
   of(runs.base, load.base);
@@ -146,28 +148,64 @@ SidesLoad sidesLoad(const Store& store, const LoadedRuns& runs) {
   return load;
 }
 
+namespace {
+
+std::vector<double> known(const std::vector<RunCpuState>& side, double RunCpuState::*field) {
+  std::vector<double> out;
+  for (const RunCpuState& r : side) {
+    if (r.*field >= 0) out.push_back(r.*field);
+  }
+  return out;
+}
+
+std::string listed(const std::vector<RunCpuState>& side, double RunCpuState::*field,
+                   const char* format) {
+  std::vector<std::string> parts;
+  for (const RunCpuState& r : side) {
+    parts.push_back(r.*field < 0 ? "-" : fmt::format(fmt::runtime(format), r.*field));
+  }
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+double middle(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  return xs.empty() ? -1 : xs[xs.size() / 2];
+}
+
+}  // namespace
+
 std::string sidesLoadText(const SidesLoad& load) {
-  if (!load.any()) return "";
-  auto list = [](const std::vector<double>& xs) {
-    std::vector<std::string> parts;
-    for (double x : xs) parts.push_back(x < 0 ? "-" : fmt::format("{:.2f}", x));
-    return fmt::format("{}", fmt::join(parts, " "));
+  // "# TITLE: baseline x y z; candidate x y z", when some run has the figure.
+  auto perRun = [&](double RunCpuState::*field, const char* title, const char* format) {
+    if (known(load.base, field).empty() && known(load.cand, field).empty()) return std::string();
+    return fmt::format("# {}: baseline {}; candidate {}\n", title, listed(load.base, field, format),
+                       listed(load.cand, field, format));
   };
+  std::string out =
+      perRun(&RunCpuState::competing,
+             "load while measuring (CPUs other processes took from the ranks, per run)", "{:.2f}");
   auto contended = [](const std::vector<double>& xs) {
-    size_t n = 0;
-    for (double x : xs) n += x >= kContendedCpus;
-    return n;
+    return std::count_if(xs.begin(), xs.end(), [](double x) { return x >= kContendedCpus; });
   };
-  std::string out = fmt::format(
-      "# load while measuring (CPUs other processes took from the ranks, per run): baseline {}; "
-      "candidate {}\n",
-      list(load.base), list(load.cand));
-  const size_t b = contended(load.base), c = contended(load.cand);
+  const auto b = contended(known(load.base, &RunCpuState::competing)),
+             c = contended(known(load.cand, &RunCpuState::competing));
   if ((b == 0) != (c == 0)) {
     out += fmt::format(
         "# note: only the {}'s runs shared their CPUs with other processes (from {:g} CPU): a "
         "change between the sides may be that load, not the build; interleave the sides' runs\n",
         b == 0 ? "candidate" : "baseline", kContendedCpus);
+  }
+  out += perRun(&RunCpuState::roundTripNs,
+                "CPUs' distance (a cache line's round trip between ranks 0 and 1, p10 ns, per run)",
+                "{:.0f}");
+  const double mb = middle(known(load.base, &RunCpuState::roundTripNs)),
+               mc = middle(known(load.cand, &RunCpuState::roundTripNs));
+  if (mb > 0 && mc > 0 && std::max(mb, mc) >= kRoundTripApart * std::min(mb, mc)) {
+    out += fmt::format(
+        "# note: the ranks' CPUs were {} for the candidate's runs ({:.0f} vs {:.0f} ns): the "
+        "machine placed its CPUs anew between the sides (a VM's host moving its vCPUs), which "
+        "moves the figures as a change of the build would; interleave the sides' runs\n",
+        mc > mb ? "farther apart" : "closer", mc, mb);
   }
   return out;
 }

@@ -24,16 +24,24 @@ struct LoadedRuns {
 LoadedRuns loadRuns(const Store& store, const std::string& base, const std::string& cand,
                     bool strict);
 
-// What other processes took from each run's ranks while it measured (the run detail "cpu-load":
-// the largest competing CPUs of its hosts), per side, oldest run first; -1 for a run without one.
+// Each run's CPUs as it measured (the run detail "cpu-load", results/CpuLoadDetail.h): what other
+// processes took from its ranks (the largest competing CPUs of its hosts) and the cache-line
+// round trip between the CPUs of ranks 0 and 1 (p10); -1 where the run has no figure.
+// Round trips this far apart (the larger over the smaller median) are two placements of the CPUs:
+// the development VM's two states were 110-140 and 210-230 ns.
+inline constexpr double kRoundTripApart = 1.5;
+struct RunCpuState {
+  double competing = -1, roundTripNs = -1;
+};
+// Per side, oldest run first.
 struct SidesLoad {
-  std::vector<double> base, cand;
+  std::vector<RunCpuState> base, cand;
   bool any() const;  // some run has a figure
 };
 SidesLoad sidesLoad(const Store& store, const LoadedRuns& runs);
-// "# load while measuring (CPUs other processes took from the ranks, per run): baseline 0.02
-// 0.03 0.01; candidate 1.21 1.35 1.10" and, when a side's runs competed and the other's did not,
-// why that matters; "" when no run has a figure.
+// "# load while measuring ...: baseline 0.02 0.03 0.01; candidate 1.21 1.35 1.10" and "# CPUs'
+// round trip ...", each with a note when the sides differ in a way that can pass for a change of
+// the build (only one side under load; round trips 1.5x apart); "" when no run has a figure.
 std::string sidesLoadText(const SidesLoad& load);
 
 // One side alone (gate --calibrate): the runs of `spec`, every one finished ok (else

@@ -21,6 +21,7 @@
 #include "collectives/mpi/MpiWorld.h"
 #include "collectives/transport/ShmTransport.h"
 #include "core/CpuLoad.h"
+#include "core/CpuRoundTrip.h"
 #include "core/Error.h"
 #include "core/OutputFile.h"
 #include "core/Size.h"
@@ -116,6 +117,11 @@ int doRun(const RunOptions& o) {
     }
     s.beginRun();
     const bool root = s.root();
+    // How far apart the first two ranks' CPUs are now (a VM's host may move them between runs);
+    // the others wait asleep, not polling a CPU the helper thread needs.
+    CpuRoundTrip roundTrip;
+    if (root) roundTrip = ranksRoundTrip(s.topology().placements);
+    s.comm().idleBarrier(Deadline::after(o.measure.timeout));
     std::FILE* out = stdout;
     NcclTestsTableOptions placements{sweep.outOfPlace, sweep.inPlace};
     ReportSet report(out, o.format, o.sideMetric, s.team().size(), placements);
@@ -124,6 +130,12 @@ int doRun(const RunOptions& o) {
     if (root && o.format != "none") {
       auto lines = sweepDescription(sweep);
       lines.push_back("# " + memory);
+      if (roundTrip.known()) {
+        lines.push_back(fmt::format(
+            "# cpus  : a cache line's round trip between CPU {} (rank 0) and CPU {} (rank 1): "
+            "{:.0f} ns (p10), {:.0f} ns (median)",
+            roundTrip.a, roundTrip.b, roundTrip.p10Ns, roundTrip.medianNs));
+      }
       s.printHeader(out, lines);
     }
     RunPeaks peaks = runPeaks(s, sweep);
@@ -147,7 +159,7 @@ int doRun(const RunOptions& o) {
     // said when it made the ranks wait (the figures are then partly the scheduler's).
     const std::vector<CpuContention> load = gatherCpuContention(
         s.team().comm(), cpuBefore, s.hosts().hostOfRank, Deadline::after(o.measure.timeout));
-    if (root) s.setDetail(kCpuLoadDetail, cpuLoadDetail(load));
+    if (root) s.setDetail(kCpuLoadDetail, cpuLoadDetail({load, roundTrip}));
     if (root) {
       progress.clear();
       report.finish(summary);

@@ -1,12 +1,14 @@
-// The stored form of what other processes took from a run's CPUs (core/CpuLoad.h): the run detail
-// "cpu-load" that `run` writes, `gate` reads to tell each side's conditions, and the
-// `cpu_contention` array of the diag documents.
+// The stored form of the CPUs' state while a run measured: what other processes took from them
+// (core/CpuLoad.h) and how far apart the first two ranks' CPUs were (core/CpuRoundTrip.h). The
+// run detail "cpu-load" that `run` writes and `gate` reads to tell each side's conditions, and
+// the `cpu_contention` array of the diag documents.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "core/CpuLoad.h"
+#include "core/CpuRoundTrip.h"
 
 namespace cb {
 
@@ -15,9 +17,16 @@ inline constexpr const char* kCpuLoadDetail = "cpu-load";
 // A JSON array, one object per host: host, cpus, ranks, seconds, foreign_cpus, competing_cpus,
 // contended.
 std::string cpuContentionJson(const std::vector<CpuContention>& hosts);
-// The run detail: {"format": "collbench-cpu-load", "version": 1, "hosts": [...]}.
-std::string cpuLoadDetail(const std::vector<CpuContention>& hosts);
-// Its hosts; empty when the text is not such a document.
-std::vector<CpuContention> parseCpuLoadDetail(const std::string& json);
+// What a run stores: every host's contention, and the cache-line round trip between the CPUs of
+// ranks 0 and 1 (core/CpuRoundTrip.h; not known when they are on two hosts or one CPU).
+struct CpuLoadRecord {
+  std::vector<CpuContention> hosts;
+  CpuRoundTrip roundTrip;
+};
+// The run detail: {"format": "collbench-cpu-load", "version": 1, "hosts": [...], "round_trip":
+// {"cpus": [a, b], "p10_ns", "median_ns", "trips"} (only when known)}.
+std::string cpuLoadDetail(const CpuLoadRecord& r);
+// Its contents; empty when the text is not such a document.
+CpuLoadRecord parseCpuLoadDetail(const std::string& json);
 
 }  // namespace cb

@@ -42,6 +42,10 @@ has "$out" "mdc: the smallest change"   # every column is explained
 has "$out" "# load while measuring (CPUs other processes took from the ranks, per run): baseline "
 loads=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from run_details where kind = ?", ("cpu-load",)).fetchone()[0])' "$db")
 [ "$loads" -eq 11 ] || fail "expected a cpu-load detail for each of 11 runs, found $loads"
+# Two thread ranks on two CPUs: the gate lists how far apart their CPUs were in each run.
+if [ "$(nproc)" -ge 2 ]; then
+  has "$out" "# CPUs' distance (a cache line's round trip between ranks 0 and 1, p10 ns, per run): baseline "
+fi
 expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate 3,6,9 --metric time --sizes 4K-16K
 has "$out" "sizes 4K-16K"
 has "$out" "time, lower is better: a positive change is worse"

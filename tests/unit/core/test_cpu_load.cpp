@@ -2,9 +2,12 @@
 // the deltas every rank sends, and the per-host sums the verdict reads.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <tuple>
 
 #include "core/CpuLoad.h"
+#include "core/CpuRoundTrip.h"
 
 namespace cb {
 namespace {
@@ -97,6 +100,40 @@ TEST(CpuLoad, OthersOnCpusTheRanksLeaveFreeDoNotCompete) {
       cpuContention(std::vector<std::string>(2, "500 0.05 0.09 0:0.05 1:0.05"), two)[0].contended);
   EXPECT_TRUE(
       cpuContention(std::vector<std::string>(2, "500 0.05 0.07 0:0.05 1:0.05"), two)[0].contended);
+}
+
+TEST(CpuRoundTrip, TimesACacheLineBetweenTwoCpusOrSaysItCouldNot) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  EXPECT_FALSE(measureCpuRoundTrip(0, 0).known());  // one CPU is no distance
+  EXPECT_FALSE(measureCpuRoundTrip(-1, 0).known());
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed";
+  const CpuRoundTrip r = measureCpuRoundTrip(cpus[0], cpus[1], 2000, 1.0);
+  ASSERT_TRUE(r.known());
+  EXPECT_GT(r.p10Ns, 0);
+  EXPECT_LE(r.p10Ns, r.medianNs);
+  cpu_set_t after;
+  ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&set, &after));  // the caller's mask is restored
+  // Ranks 0 and 1 on two hosts: not measured.
+  RankPlacement p0, p1;
+  p0.host = "a";
+  p1.host = "b";
+  p0.cpus = {cpus[0]};
+  p1.cpus = {cpus[1]};
+  EXPECT_FALSE(ranksRoundTrip({p0, p1}).known());
+  p1.host = "a";
+  // One host: measured between the first CPU of each (known unless another process held one of
+  // them through the budget, which ctest's neighbours may).
+  const CpuRoundTrip same = ranksRoundTrip({p0, p1});
+  EXPECT_EQ(same.a, cpus[0]);
+  EXPECT_EQ(same.b, cpus[1]);
+  p1.cpus = {cpus[0]};  // sharing their only CPU: nothing to measure
+  EXPECT_FALSE(ranksRoundTrip({p0, p1}).known());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The stored form of what other processes took from a run's CPUs (results/CpuLoadDetail.h) and
-// the gate's line over both sides (adapters/CompareSides.h).
+// The stored form of a run's CPUs as it measured (results/CpuLoadDetail.h) and the gate's lines
+// over both sides (adapters/CompareSides.h).
 #include <gtest/gtest.h>
 
 #include "adapters/CompareSides.h"
@@ -8,35 +8,53 @@
 namespace cb {
 namespace {
 
-TEST(CpuLoadDetail, RoundTripsEveryHostAndRefusesOtherDocuments) {
+TEST(CpuLoadDetail, RoundTripsEveryHostAndTheCpusDistanceAndRefusesOtherDocuments) {
   CpuContention a{"node1", 2, 4, 3.5, 1.7, 1.7, true}, b{"node2", 64, 8, 3.5, 5.0, 0.0, false};
-  const std::vector<CpuContention> back = parseCpuLoadDetail(cpuLoadDetail({a, b}));
-  ASSERT_EQ(back.size(), 2u);
-  EXPECT_EQ(back[0].host, "node1");
-  EXPECT_EQ(back[0].cpus, 2);
-  EXPECT_EQ(back[0].ranks, 4);
-  EXPECT_DOUBLE_EQ(back[0].seconds, 3.5);
-  EXPECT_DOUBLE_EQ(back[0].foreignCpus, 1.7);
-  EXPECT_TRUE(back[0].contended);
-  EXPECT_EQ(back[1].host, "node2");
-  EXPECT_DOUBLE_EQ(back[1].foreignCpus, 5.0);
-  EXPECT_DOUBLE_EQ(back[1].competingCpus, 0.0);
-  EXPECT_FALSE(back[1].contended);
-  EXPECT_TRUE(parseCpuLoadDetail("not json").empty());
-  EXPECT_TRUE(parseCpuLoadDetail(R"({"format": "collbench-topology", "hosts": []})").empty());
+  CpuRoundTrip rt{0, 1, 110, 120, 20000};
+  const CpuLoadRecord back = parseCpuLoadDetail(cpuLoadDetail({{a, b}, rt}));
+  ASSERT_EQ(back.hosts.size(), 2u);
+  EXPECT_EQ(back.hosts[0].host, "node1");
+  EXPECT_EQ(back.hosts[0].cpus, 2);
+  EXPECT_EQ(back.hosts[0].ranks, 4);
+  EXPECT_DOUBLE_EQ(back.hosts[0].seconds, 3.5);
+  EXPECT_DOUBLE_EQ(back.hosts[0].foreignCpus, 1.7);
+  EXPECT_TRUE(back.hosts[0].contended);
+  EXPECT_EQ(back.hosts[1].host, "node2");
+  EXPECT_DOUBLE_EQ(back.hosts[1].foreignCpus, 5.0);
+  EXPECT_DOUBLE_EQ(back.hosts[1].competingCpus, 0.0);
+  EXPECT_FALSE(back.hosts[1].contended);
+  EXPECT_EQ(back.roundTrip.a, 0);
+  EXPECT_EQ(back.roundTrip.b, 1);
+  EXPECT_DOUBLE_EQ(back.roundTrip.p10Ns, 110);
+  EXPECT_EQ(back.roundTrip.trips, 20000);
+  // Ranks on two hosts: no round trip stored or read.
+  EXPECT_FALSE(parseCpuLoadDetail(cpuLoadDetail({{a}, {}})).roundTrip.known());
+  EXPECT_TRUE(parseCpuLoadDetail("not json").hosts.empty());
+  EXPECT_TRUE(
+      parseCpuLoadDetail(R"({"format": "collbench-topology", "hosts": [{}]})").hosts.empty());
 }
 
-TEST(CpuLoadDetail, TheGateListsEachSidesLoadAndNotesWhenOnlyOneSideCompeted) {
-  SidesLoad none{{-1, -1}, {-1}};
-  EXPECT_EQ(sidesLoadText(none), "");
-  SidesLoad both{{1.2, 1.3, 1.1}, {1.25, 1.4, -1}};
-  const std::string t = sidesLoadText(both);
-  EXPECT_NE(t.find("baseline 1.20 1.30 1.10; candidate 1.25 1.40 -"), std::string::npos) << t;
-  EXPECT_EQ(t.find("# note"), std::string::npos) << t;  // both sides under load alike
-  SidesLoad candidateOnly{{0.0, 0.02, 0.01}, {1.5, 1.2, 0.9}};
-  EXPECT_NE(sidesLoadText(candidateOnly)
-                .find("# note: only the candidate's runs shared their CPUs with other processes"),
-            std::string::npos);
+TEST(CpuLoadDetail, TheGateListsEachSidesStateAndNotesWhatCanPassForAChange) {
+  using S = RunCpuState;
+  EXPECT_EQ(sidesLoadText(SidesLoad{{S{}, S{}}, {S{}}}), "");
+  const std::string both =
+      sidesLoadText({{S{1.2, 110}, S{1.3, 115}, S{1.1, 120}}, {S{1.25, 112}, S{1.4, 118}, S{}}});
+  EXPECT_NE(both.find("baseline 1.20 1.30 1.10; candidate 1.25 1.40 -"), std::string::npos) << both;
+  EXPECT_NE(both.find("p10 ns, per run): baseline 110 115 120; candidate 112 118 -"),
+            std::string::npos)
+      << both;
+  EXPECT_EQ(both.find("# note"), std::string::npos) << both;  // alike on both sides
+  const std::string loaded = sidesLoadText({{S{0.0}, S{0.02}, S{0.01}}, {S{1.5}, S{1.2}, S{0.9}}});
+  EXPECT_NE(loaded.find("# note: only the candidate's runs shared their CPUs with other processes"),
+            std::string::npos)
+      << loaded;
+  // The development VM's two placements of its vCPUs: 110-140 ns and 210-230 ns.
+  const std::string moved =
+      sidesLoadText({{S{0, 115}, S{0, 120}, S{0, 118}}, {S{0, 221}, S{0, 230}, S{0, 215}}});
+  EXPECT_NE(moved.find("# note: the ranks' CPUs were farther apart for the candidate's runs (221 "
+                       "vs 118 ns)"),
+            std::string::npos)
+      << moved;
 }
 
 }  // namespace
