@@ -14,11 +14,13 @@
 #include <set>
 #include <tuple>
 
+#include "adapters/CompareSides.h"
 #include "adapters/ComparisonReport.h"
 #include "cli/Command.h"
 #include "cli/CompareFlags.h"
 #include "core/Error.h"
 #include "core/OutputFile.h"
+#include "results/CpuLoadDetail.h"
 #include "results/Store.h"
 
 namespace cb::cli {
@@ -38,10 +40,20 @@ struct GateArgs {
   int lookback = 50;
 };
 
+// A run's cache-line round trip between ranks 0 and 1's CPUs (p10 ns), -1 when not stored.
+double storedRoundTrip(const Store& store, int64_t runId) {
+  std::optional<std::string> doc = store.runDetail(runId, kCpuLoadDetail);
+  if (!doc) return -1;
+  const CpuRoundTrip rt = parseCpuLoadDetail(*doc).roundTrip;
+  return rt.known() ? rt.p10Ns : -1;
+}
+
 // The lookback window: stored runs of the environment both sides share, finished ok, not on
 // either side, not started after the newest run of the comparison, newest first, at most
-// `lookback`; and the newest calibration whose runs the window no longer holds.
-History loadHistory(const Store& store, const LoadedRuns& runs, int lookback) {
+// `lookback`; and the newest calibration whose runs the window no longer holds. A stored run
+// whose CPUs were placed apart differently from every run of both sides (its round trip
+// kRoundTripApart beyond theirs) measured another machine and is left out; `note` says how many.
+History loadHistory(const Store& store, const LoadedRuns& runs, int lookback, std::string& note) {
   History h;
   if (lookback <= 0 || runs.cand.runs.empty()) return h;
   const std::string fp = runs.cand.runs.front().fingerprint;
@@ -54,15 +66,38 @@ History loadHistory(const Store& store, const LoadedRuns& runs, int lookback) {
       newest = std::max(newest, r.startedAt);
     }
   }
+  double lo = -1, hi = -1;  // the sides' round trips, widened by kRoundTripApart
+  for (int64_t id : inComparison) {
+    const double rt = storedRoundTrip(store, id);
+    if (rt <= 0) continue;
+    lo = lo < 0 ? rt : std::min(lo, rt);
+    hi = std::max(hi, rt);
+  }
+  lo /= kRoundTripApart;
+  hi *= kRoundTripApart;
   RunFilter filter;
   filter.fingerprint = fp;
   std::vector<RunRecord> stored = store.listRuns(filter);
   std::set<int64_t> window;
+  int placedApart = 0;
   for (const RunRecord& r : stored) {
     if (static_cast<int>(h.runs.runs.size()) >= lookback) break;
     if (r.status != RunStatus::kOk || inComparison.contains(r.id) || r.startedAt > newest) continue;
+    if (hi > 0) {
+      const double rt = storedRoundTrip(store, r.id);
+      if (rt > 0 && (rt < lo || rt > hi)) {
+        ++placedApart;
+        continue;
+      }
+    }
     window.insert(r.id);
     h.runs.runs.push_back(r);
+  }
+  if (placedApart > 0) {
+    note = fmt::format(
+        "# history: {} stored run(s) left out: their ranks' CPUs were placed apart differently "
+        "from the sides' (a cache line's round trip outside {:.0f}-{:.0f} ns)\n",
+        placedApart, lo, hi);
   }
   for (const RunRecord& r : h.runs.runs) {
     std::vector<ResultRecord> results = store.resultsWithSamples(r.id);
@@ -106,9 +141,11 @@ constexpr const char* kRule =
     "  5. History (--lookback N, default 50): stored runs of the same fingerprint, grouped by\n"
     "     label (one build each), add their within-label spread to every test's variance, so 3\n"
     "     runs per side are judged against the machine's known noise (unless the sides' own\n"
-    "     runs spread clearly more: an F test at 0.02). A test whose values fall in two modes\n"
-    "     (one side's runs in both, or the runs of two stored builds and a quarter of them) is\n"
-    "     inconclusive unless both sides sit in one mode:\n"
+    "     runs spread clearly more: an F test at 0.02); a stored run whose ranks' CPUs were\n"
+    "     1.5x nearer or farther apart than every run of the sides' (the round trip `run`\n"
+    "     stores) measured another machine and is left out. A test whose values fall in two\n"
+    "     modes (one side's runs in both, or the runs of two stored builds and a quarter of\n"
+    "     them) is inconclusive unless both sides sit in one mode:\n"
     "     'this case has two modes (X and Y GB/s)', or the runs were interleaved and the same\n"
     "     build visits the candidate's mode too rarely for all its runs to land there by\n"
     "     chance (then it is a change). A case flagged through its series or the\n"
@@ -210,7 +247,9 @@ int doGate(const GateArgs& a) {
   if (!a.output.empty()) checkOutputPath(a.output, "--output");
   Store store = Store::open(a.flags.db, false);
   LoadedRuns runs = loadRuns(store, a.baseline, a.candidate, true);
-  Comparison c = compareRuns(runs.base, runs.cand, options, loadHistory(store, runs, a.lookback));
+  std::string placementNote;
+  Comparison c = compareRuns(runs.base, runs.cand, options,
+                             loadHistory(store, runs, a.lookback, placementNote));
 
   std::string report;
   bool toTerminal = a.output.empty() && ::isatty(STDOUT_FILENO);
@@ -224,7 +263,7 @@ int doGate(const GateArgs& a) {
     report = renderJunit(c, runs);
   }
   std::string line = fmt::format("gate: {}", summaryLine(c));
-  if (a.format == "text") report += sidesLoadText(sidesLoad(store, runs));
+  if (a.format == "text") report += sidesLoadText(sidesLoad(store, runs)) + placementNote;
   if (a.output.empty()) {
     fmt::print("{}", report);
     if (a.format == "text") fmt::print("{}\n", line);

@@ -42,9 +42,29 @@ has "$out" "mdc: the smallest change"   # every column is explained
 has "$out" "# load while measuring (CPUs other processes took from the ranks, per run): baseline "
 loads=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from run_details where kind = ?", ("cpu-load",)).fetchone()[0])' "$db")
 [ "$loads" -eq 11 ] || fail "expected a cpu-load detail for each of 11 runs, found $loads"
-# Two thread ranks on two CPUs: the gate lists how far apart their CPUs were in each run.
+# Two thread ranks on two CPUs: the gate lists how far apart their CPUs were in each run, and
+# leaves out of its history a run whose CPUs were placed 10x farther apart (another machine).
 if [ "$(nproc)" -ge 2 ]; then
   has "$out" "# CPUs' distance (a cache line's round trip between ranks 0 and 1, p10 ns, per run): baseline "
+  # (A probe another process starved stores no round trip: nothing to move then.)
+  moved=$(python3 - "$db" <<'PY'
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+doc = json.loads(c.execute("select json from run_details where run_id = 2 and kind = 'cpu-load'").fetchone()[0])
+known = all("round_trip" in json.loads(j) for (j,) in c.execute("select json from run_details where run_id in (1, 2, 3, 4, 6, 7, 9) and kind = 'cpu-load'"))
+if known:
+    doc["round_trip"]["p10_ns"] *= 10
+    c.execute("update run_details set json = ? where run_id = 2 and kind = 'cpu-load'", (json.dumps(doc),))
+    c.commit()
+print("moved" if known else "unknown")
+PY
+  )
+  if [ "$moved" = moved ]; then
+    expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow
+    has "$out" "# history: 1 stored run(s) left out: their ranks' CPUs were placed apart differently"
+  else
+    echo "gate: a round trip was not measured (a starved probe); the history filter is not checked"
+  fi
 fi
 expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate 3,6,9 --metric time --sizes 4K-16K
 has "$out" "sizes 4K-16K"
