@@ -138,7 +138,7 @@ SidesLoad sidesLoad(const Store& store, const LoadedRuns& runs) {
         for (const CpuContention& c : rec.hosts) {
           state.competing = std::max(state.competing, c.competingCpus);
         }
-        if (rec.roundTrip.known()) state.roundTripNs = rec.roundTrip.p10Ns;
+        if (rec.roundTrip.known()) state.roundTripNs = rec.roundTrip.medianNs;
       }
       out.push_back(state);
     }
@@ -195,19 +195,24 @@ std::string sidesLoadText(const SidesLoad& load) {
         "change between the sides may be that load, not the build; interleave the sides' runs\n",
         b == 0 ? "candidate" : "baseline", kContendedCpus);
   }
-  out += perRun(&RunCpuState::roundTripNs,
-                "CPUs' distance (a cache line's round trip between ranks 0 and 1, p10 ns, per run)",
-                "{:.0f}");
+  out +=
+      perRun(&RunCpuState::roundTripNs,
+             "CPUs' distance (a cache line's round trip between ranks 0 and 1, median ns, per run)",
+             "{:.0f}");
+  if (std::string moved = placementsDiffer(load); !moved.empty()) out += "# note: " + moved + "\n";
+  return out;
+}
+
+std::string placementsDiffer(const SidesLoad& load) {
   const double mb = middle(known(load.base, &RunCpuState::roundTripNs)),
                mc = middle(known(load.cand, &RunCpuState::roundTripNs));
-  if (mb > 0 && mc > 0 && std::max(mb, mc) >= kRoundTripApart * std::min(mb, mc)) {
-    out += fmt::format(
-        "# note: the ranks' CPUs were {} for the candidate's runs ({:.0f} vs {:.0f} ns): the "
-        "machine placed its CPUs anew between the sides (a VM's host moving its vCPUs), which "
-        "moves the figures as a change of the build would; interleave the sides' runs\n",
-        mc > mb ? "farther apart" : "closer", mc, mb);
-  }
-  return out;
+  if (mb <= 0 || mc <= 0 || std::max(mb, mc) < kRoundTripApart * std::min(mb, mc)) return "";
+  return fmt::format(
+      "the ranks' CPUs were {} for the candidate's runs (a cache line's round trip {:.0f} vs "
+      "{:.0f} ns): the machine placed its CPUs anew between the sides (a VM's host moving its "
+      "vCPUs), which moves the figures as a change of the build would; interleave the sides' "
+      "runs",
+      mc > mb ? "farther apart" : "closer", mc, mb);
 }
 
 }  // namespace cb

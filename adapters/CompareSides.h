@@ -24,12 +24,14 @@ struct LoadedRuns {
 LoadedRuns loadRuns(const Store& store, const std::string& base, const std::string& cand,
                     bool strict);
 
+// Round trips this far apart (the larger over the smaller median) are two placements of the CPUs.
+// The development VM's two states, over 540 runs: medians 100-131 ns and 361-430 ns (p10s 70-130
+// and 210-250, too close to split by a ratio).
+inline constexpr double kRoundTripApart = 2.0;
+
 // Each run's CPUs as it measured (the run detail "cpu-load", results/CpuLoadDetail.h): what other
 // processes took from its ranks (the largest competing CPUs of its hosts) and the cache-line
-// round trip between the CPUs of ranks 0 and 1 (p10); -1 where the run has no figure.
-// Round trips this far apart (the larger over the smaller median) are two placements of the CPUs:
-// the development VM's two states were 110-140 and 210-230 ns.
-inline constexpr double kRoundTripApart = 1.5;
+// round trip between the CPUs of ranks 0 and 1 (its median); -1 where the run has no figure.
 struct RunCpuState {
   double competing = -1, roundTripNs = -1;
 };
@@ -41,8 +43,12 @@ struct SidesLoad {
 SidesLoad sidesLoad(const Store& store, const LoadedRuns& runs);
 // "# load while measuring ...: baseline 0.02 0.03 0.01; candidate 1.21 1.35 1.10" and "# CPUs'
 // round trip ...", each with a note when the sides differ in a way that can pass for a change of
-// the build (only one side under load; round trips 1.5x apart); "" when no run has a figure.
+// the build (only one side under load; round trips kRoundTripApart apart); "" when no run has a
+// figure.
 std::string sidesLoadText(const SidesLoad& load);
+// When the sides' median round trips are kRoundTripApart or more apart, why a change between them
+// decides nothing ("the sides ran on CPUs placed apart differently (...)"); "" otherwise.
+std::string placementsDiffer(const SidesLoad& load);
 
 // One side alone (gate --calibrate): the runs of `spec`, every one finished ok (else
 // UsageError); `name` gets how to name them.

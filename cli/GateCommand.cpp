@@ -40,12 +40,12 @@ struct GateArgs {
   int lookback = 50;
 };
 
-// A run's cache-line round trip between ranks 0 and 1's CPUs (p10 ns), -1 when not stored.
+// A run's cache-line round trip between ranks 0 and 1's CPUs (median ns), -1 when not stored.
 double storedRoundTrip(const Store& store, int64_t runId) {
   std::optional<std::string> doc = store.runDetail(runId, kCpuLoadDetail);
   if (!doc) return -1;
   const CpuRoundTrip rt = parseCpuLoadDetail(*doc).roundTrip;
-  return rt.known() ? rt.p10Ns : -1;
+  return rt.known() ? rt.medianNs : -1;
 }
 
 // The lookback window: stored runs of the environment both sides share, finished ok, not on
@@ -142,8 +142,9 @@ constexpr const char* kRule =
     "     label (one build each), add their within-label spread to every test's variance, so 3\n"
     "     runs per side are judged against the machine's known noise (unless the sides' own\n"
     "     runs spread clearly more: an F test at 0.02); a stored run whose ranks' CPUs were\n"
-    "     1.5x nearer or farther apart than every run of the sides' (the round trip `run`\n"
-    "     stores) measured another machine and is left out. A test whose values fall in two\n"
+    "     2x nearer or farther apart than every run of the sides' (the round trip `run`\n"
+    "     stores) measured another machine and is left out; sides 2x apart are inconclusive. A "
+    "test whose values fall in two\n"
     "     modes (one side's runs in both, or the runs of two stored builds and a quarter of\n"
     "     them) is inconclusive unless both sides sit in one mode:\n"
     "     'this case has two modes (X and Y GB/s)', or the runs were interleaved and the same\n"
@@ -250,6 +251,15 @@ int doGate(const GateArgs& a) {
   std::string placementNote;
   Comparison c = compareRuns(runs.base, runs.cand, options,
                              loadHistory(store, runs, a.lookback, placementNote));
+  const SidesLoad load = sidesLoad(store, runs);
+  if (std::string moved = placementsDiffer(load);
+      !moved.empty() && c.runProblems.empty() &&
+      (c.outcome == GateOutcome::kRegression || c.outcome == GateOutcome::kPass)) {
+    // A confounded comparison decides nothing: the machine changed with the build (seen: a
+    // same-build gate at -68.7% whose candidate ran at 220 ns, its baseline at 110).
+    c.outcome = GateOutcome::kInconclusive;
+    c.modesNote = moved;
+  }
 
   std::string report;
   bool toTerminal = a.output.empty() && ::isatty(STDOUT_FILENO);
@@ -263,7 +273,7 @@ int doGate(const GateArgs& a) {
     report = renderJunit(c, runs);
   }
   std::string line = fmt::format("gate: {}", summaryLine(c));
-  if (a.format == "text") report += sidesLoadText(sidesLoad(store, runs)) + placementNote;
+  if (a.format == "text") report += sidesLoadText(load) + placementNote;
   if (a.output.empty()) {
     fmt::print("{}", report);
     if (a.format == "text") fmt::print("{}\n", line);

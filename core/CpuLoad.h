@@ -47,7 +47,7 @@ struct CpuContention {
   double seconds = 0;        // the measurement's wall time (the longest rank's)
   double foreignCpus = 0;    // CPUs' worth of others' time on those CPUs, on average
   double competingCpus = 0;  // of it, beyond the CPUs the ranks left free
-  bool contended = false;    // competingCpus >= kContendedCpus
+  bool contended = false;    // competingCpus >= kContendedCpus, over kContendedSeconds in all
 };
 
 // A tenth of a CPU taken from ranks that need every CPU they have. On a 2-core VM, 4 thread ranks

@@ -1,10 +1,11 @@
 // How far apart two CPUs are, measured: the round trip of one cache line between a thread on each
 // (one writes, the other sees it and answers). On this project's 2-vCPU development VM the two
-// vCPUs came in two states an hour apart, 110-140 ns and 210-230 ns (p10), and a 1 MiB ring
-// allreduce of 2 bound thread ranks took 25-36 us in the first and 80-118 us in the second (52
-// interleaved pairs, 2026-11-27): where the VM's host put its vCPUs, which the guest's topology
-// does not show, decides the run. `run` measures it between the CPUs of ranks 0 and 1 and stores
-// it, so that runs in different states are told apart (docs/ARCHITECTURE.md, Results).
+// vCPUs came in two states minutes apart: round trips of 100-131 ns (median; p10 70-130) and
+// 361-430 ns (p10 210-250), and a 1 MiB ring allreduce of 2 bound thread ranks took 24-36 us in
+// the first and 55-146 us in the second (540 protocol runs and 52 interleaved pairs, 2026-11-27):
+// where the VM's host put its vCPUs, which the guest's topology does not show, decides the run.
+// `run` measures it between the CPUs of ranks 0 and 1 and stores it, so that runs in different
+// states are told apart (docs/ARCHITECTURE.md, "Gating on runs").
 #pragma once
 
 #include <vector>

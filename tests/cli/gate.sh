@@ -45,7 +45,7 @@ loads=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).exec
 # Two thread ranks on two CPUs: the gate lists how far apart their CPUs were in each run, and
 # leaves out of its history a run whose CPUs were placed 10x farther apart (another machine).
 if [ "$(nproc)" -ge 2 ]; then
-  has "$out" "# CPUs' distance (a cache line's round trip between ranks 0 and 1, p10 ns, per run): baseline "
+  has "$out" "# CPUs' distance (a cache line's round trip between ranks 0 and 1, median ns, per run): baseline "
   # (A probe another process starved stores no round trip: nothing to move then.)
   moved=$(python3 - "$db" <<'PY'
 import json, sqlite3, sys
@@ -53,7 +53,7 @@ c = sqlite3.connect(sys.argv[1])
 doc = json.loads(c.execute("select json from run_details where run_id = 2 and kind = 'cpu-load'").fetchone()[0])
 known = all("round_trip" in json.loads(j) for (j,) in c.execute("select json from run_details where run_id in (1, 2, 3, 4, 6, 7, 9) and kind = 'cpu-load'"))
 if known:
-    doc["round_trip"]["p10_ns"] *= 10
+    doc["round_trip"]["median_ns"] *= 10
     c.execute("update run_details set json = ? where run_id = 2 and kind = 'cpu-load'", (json.dumps(doc),))
     c.commit()
 print("moved" if known else "unknown")

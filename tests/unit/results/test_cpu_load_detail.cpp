@@ -40,7 +40,7 @@ TEST(CpuLoadDetail, TheGateListsEachSidesStateAndNotesWhatCanPassForAChange) {
   const std::string both =
       sidesLoadText({{S{1.2, 110}, S{1.3, 115}, S{1.1, 120}}, {S{1.25, 112}, S{1.4, 118}, S{}}});
   EXPECT_NE(both.find("baseline 1.20 1.30 1.10; candidate 1.25 1.40 -"), std::string::npos) << both;
-  EXPECT_NE(both.find("p10 ns, per run): baseline 110 115 120; candidate 112 118 -"),
+  EXPECT_NE(both.find("median ns, per run): baseline 110 115 120; candidate 112 118 -"),
             std::string::npos)
       << both;
   EXPECT_EQ(both.find("# note"), std::string::npos) << both;  // alike on both sides
@@ -48,13 +48,18 @@ TEST(CpuLoadDetail, TheGateListsEachSidesStateAndNotesWhatCanPassForAChange) {
   EXPECT_NE(loaded.find("# note: only the candidate's runs shared their CPUs with other processes"),
             std::string::npos)
       << loaded;
-  // The development VM's two placements of its vCPUs: 110-140 ns and 210-230 ns.
+  // The development VM's two placements of its vCPUs: medians 100-131 ns and 361-430 ns.
   const std::string moved =
-      sidesLoadText({{S{0, 115}, S{0, 120}, S{0, 118}}, {S{0, 221}, S{0, 230}, S{0, 215}}});
-  EXPECT_NE(moved.find("# note: the ranks' CPUs were farther apart for the candidate's runs (221 "
-                       "vs 118 ns)"),
+      sidesLoadText({{S{0, 115}, S{0, 120}, S{0, 118}}, {S{0, 391}, S{0, 400}, S{0, 380}}});
+  EXPECT_NE(moved.find("# note: the ranks' CPUs were farther apart for the candidate's runs (a "
+                       "cache line's round trip 391 vs 118 ns)"),
             std::string::npos)
       << moved;
+  // What makes the gate's decision inconclusive: only placements 2x apart (not the one state's
+  // 100 and 131).
+  EXPECT_NE(placementsDiffer({{S{0, 115}, S{0, 120}}, {S{0, 381}, S{0, 390}}}), "");
+  EXPECT_EQ(placementsDiffer({{S{0, 100}, S{0, 100}}, {S{0, 131}, S{0, 131}}}), "");
+  EXPECT_EQ(placementsDiffer({{S{0, 115}}, {S{0, -1}}}), "");  // unknown on one side
 }
 
 }  // namespace
