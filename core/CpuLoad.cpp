@@ -149,7 +149,7 @@ const CpuContention* mostContended(const std::vector<CpuContention>& hosts) {
 std::string contentionFacts(const CpuContention& c) {
   const int free = c.cpus - std::min(c.cpus, c.ranks);
   return fmt::format(
-      "other processes kept {:.2f} of the {} CPUs busy that host {}'s {} ranks run on (they "
+      "other processes used {:.2f} of the {} CPUs that host {}'s {} ranks run on (they "
       "leave {} free)",
       c.foreignCpus, c.cpus, c.host, c.ranks, free == 0 ? "none" : std::to_string(free));
 }

@@ -77,8 +77,8 @@ std::vector<CpuContention> gatherCpuContention(Communicator& comm, const CpuUse&
 // The host whose ranks lost the most CPU to others, when that made them wait (null: none did).
 const CpuContention* mostContended(const std::vector<CpuContention>& hosts);
 
-// "other processes kept 1.82 of the 2 CPUs busy that host vm's 4 ranks run on (they leave none
-// free)": what the verdict lines of diag and run say.
+// "other processes used 1.82 of the 2 CPUs that host vm's 4 ranks run on (they leave none free)":
+// what the verdict lines of diag and run say (not "busy": scripts grep logs for SQLite's "busy").
 std::string contentionFacts(const CpuContention& c);
 
 }  // namespace cb

@@ -44,7 +44,7 @@ TEST(DiagDocuments, LinksAreHealthyOnlyWhenAlikeQuietAndWithinTheirBound) {
   EXPECT_FALSE(o.tooNoisy);
 }
 
-// 4 ranks on 2 CPUs of host "vm" that other processes kept 0.85 CPUs busy for 4.2 s.
+// 4 ranks on 2 CPUs of host "vm" of which other processes used 0.85 CPUs for 4.2 s.
 CpuContention busyHost() {
   CpuContention c;
   c.host = "vm";
@@ -76,7 +76,7 @@ TEST(DiagDocuments, LinksMeasuredWhileStrangersHeldTheCpusAreTooNoisyWhateverThe
   EXPECT_FALSE(o.healthy);
   const DiagDocuments d = linksDocuments({}, res, {}, graph, "pattern", "");
   EXPECT_NE(d.text.find("too noisy to judge: while the links were measured (4.2 s), other "
-                        "processes kept 0.85 of the 2 CPUs busy that host vm's 4 ranks run on "
+                        "processes used 0.85 of the 2 CPUs that host vm's 4 ranks run on "
                         "(they leave none free)"),
             std::string::npos)
       << d.text;
