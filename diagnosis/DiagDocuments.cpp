@@ -111,8 +111,7 @@ std::string contentionText(const CpuContention& c, std::string_view during,
   return out;
 }
 
-// The JSON of every host's contention (JSON `cpu_contention`), and whether it made the verdict
-// "too noisy" (`too_noisy`).
+// Every host's contention, as the JSON `cpu_contention` (each command sets `too_noisy` itself).
 void putContention(json& j, const std::vector<CpuContention>& hosts) {
   j["cpu_contention"] = json::parse(cpuContentionJson(hosts));
 }
@@ -178,12 +177,15 @@ std::string matrixText(const DiagLinksResult& res, const LinkGraph& graph,
 std::vector<ResultRecord> matrixRecords(const DiagRun& run, const DiagLinksResult& res,
                                         const LinkProbeOptions& probe, const LinkGraph& graph) {
   const LinkMatrixInfo bwInfo = bwInfoOf(graph), latInfo = latInfoOf(graph);
+  // Under a stranger's load nothing is judged: no stored record says "suspect" (the report would
+  // mark it).
+  const bool judged = res.contended() == nullptr;
   std::vector<ResultRecord> out;
   for (size_t i = 0; i < res.links.size(); ++i) {
     out.push_back(linkRecord(run.runId, run.transport, res.links[i], true, probe,
-                             linkMessage(res.finalBandwidth, i, bwInfo)));
+                             judged ? linkMessage(res.finalBandwidth, i, bwInfo) : ""));
     out.push_back(linkRecord(run.runId, run.transport, res.links[i], false, probe,
-                             linkMessage(res.finalLatency, i, latInfo)));
+                             judged ? linkMessage(res.finalLatency, i, latInfo) : ""));
   }
   return out;
 }
@@ -485,7 +487,7 @@ std::vector<ResultRecord> ranksRecords(const DiagRun& run, const DiagRanksResult
         for (const StraggleSuspect& x : v.suspects) {
           const bool late = x.kind == StraggleSuspect::Kind::kArrivesLate;
           const int at = x.kind == StraggleSuspect::Kind::kLink ? x.to : x.rank;
-          if (dir == 0 && at == r.rank && arrival == late) {
+          if (dir == 0 && at == r.rank && arrival == late && !mostContended(res.cpu)) {
             rec.message = fmt::format("suspect {}: {}", x.name(), x.what());
           }
         }

@@ -84,6 +84,7 @@ TEST(DiagDocuments, LinksMeasuredWhileStrangersHeldTheCpusAreTooNoisyWhateverThe
             std::string::npos)
       << d.text;
   EXPECT_EQ(d.text.find("SUSPECT"), std::string::npos) << d.text;
+  for (const ResultRecord& r : d.records) EXPECT_EQ(r.message, "") << r.variant;
   const auto j = nlohmann::json::parse(d.json);
   EXPECT_TRUE(j["too_noisy"].get<bool>());
   EXPECT_FALSE(j["healthy"].get<bool>());
