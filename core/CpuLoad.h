@@ -55,10 +55,10 @@ struct CpuContention {
 // and 0.03-1.16 beside a compile (see docs/ARCHITECTURE.md, Diagnosis). A stranger's tick or two
 // in a run is absorbed by the median over schedules; a tenth of the run is not.
 inline constexpr double kContendedCpus = 0.1;
-// And at least this much CPU time: /proc/stat counts in ticks of 1/100 s (USER_HZ) and samples
-// who ran at each, so a run of 0.05 s (`diag links -n 2 --schedules 1`) can show a stray tick as
-// 0.2 CPUs; two ticks are the accounting's resolution over two snapshots.
-inline constexpr double kContendedSeconds = 0.02;
+// And at least this much CPU time: /proc/stat counts in ticks of 1/100 s (USER_HZ), truncated per
+// CPU at each snapshot and sampled (who ran at each tick), so a short run reads a stray tick or
+// two as a large share: idle, 75 runs of 2-30 ms read up to 0.82 CPUs, at most 0.022 CPU-s.
+inline constexpr double kContendedSeconds = 0.03;
 
 // Per host (in order of first appearance), from every rank's cpuDeltaText and its host name: the
 // union of the ranks' CPUs with the largest delta any rank read for each, less the time of the

@@ -94,12 +94,12 @@ TEST(CpuLoad, OthersOnCpusTheRanksLeaveFreeDoNotCompete) {
   EXPECT_NEAR(quiet[0].foreignCpus, 0.05, 1e-9);
   EXPECT_FALSE(quiet[0].contended);
   // A short run: one stray tick (0.01 s) over 0.05 s reads as 0.2 CPUs, within the accounting's
-  // resolution; three ticks are not.
+  // resolution; five ticks are not.
   const std::vector<std::string> two = {"s", "s"};
   EXPECT_FALSE(
       cpuContention(std::vector<std::string>(2, "500 0.05 0.09 0:0.05 1:0.05"), two)[0].contended);
   EXPECT_TRUE(
-      cpuContention(std::vector<std::string>(2, "500 0.05 0.07 0:0.05 1:0.05"), two)[0].contended);
+      cpuContention(std::vector<std::string>(2, "500 0.05 0.05 0:0.05 1:0.05"), two)[0].contended);
 }
 
 TEST(CpuRoundTrip, TimesACacheLineBetweenTwoCpusOrSaysItCouldNot) {
