@@ -15,7 +15,7 @@ checks_done() {
 wait_stored() {
   local n
   for _ in $(seq 300); do
-    n=$(sqlite3 "$1" "select count(*) from ${3:-results}" 2>/dev/null || echo 0)
+    n=$(timeout 10 sqlite3 "$1" "select count(*) from ${3:-results}" 2>/dev/null || echo 0)
     [ "${n:-0}" -ge "$2" ] && return 0
     sleep 0.2
   done
