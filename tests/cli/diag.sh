@@ -9,6 +9,22 @@ cb=${1:?usage: diag.sh COLLBENCH}
 source "$(dirname "$0")/lib/common.sh"
 scratch diag
 fast=(--size 64K -W 4 -n 5 --latency-iters 40)
+# expect_verdict CODE CMD...: expect, once more when the run said other processes held its CPUs
+# (exit 3, "too noisy": the verdict is then rightly none, and the machine's business, not ours).
+expect_verdict() {
+  local code=$1 rc
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ $rc -eq 3 ] && grep -q "other processes used" "$tmp/out"; then
+    echo "retry: $(grep -m1 'too noisy' "$tmp/out" | cut -c1-160)"
+    expect "$code" "$@"
+    return
+  fi
+  out=$(tr -d '\000' <"$tmp/out")
+  err=$(tr -d '\000' <"$tmp/err")
+  [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code; stdout: $out; stderr: $err"
+}
 
 # An injected slow link among 6 thread ranks: named, and only it. Six rank threads on a 2-core
 # machine sometimes name an endpoint rank on latency beside the link (1 of 11 idle runs,
@@ -37,7 +53,7 @@ has "$(cat "$tmp/links.csv")" "metric,a,b,name_a,name_b,class,value,unit,relativ
 [ "$(grep -c '^bandwidth,' "$tmp/links.csv")" -eq 15 ] || fail "CSV: expected 15 bandwidth links"
 
 # An injected slow rank: the verdict names the rank, not its links.
-expect 1 "$cb" diag links --np 5 "${fast[@]}" --inject slow-rank=3:1ms --db "$db"
+expect_verdict 1 "$cb" diag links --np 5 "${fast[@]}" --inject slow-rank=3:1ms --db "$db"
 has "$out" "SUSPECT rank 3"
 others=$(grep '^SUSPECT' <<<"$out" | grep -v '^SUSPECT rank 3 ')
 [ -z "$others" ] || fail "suspects other than rank 3: $others"
@@ -103,13 +119,13 @@ has "$html" 'class="cell suspect"'
 has "$html" "suspect link 1-4"
 
 # diag ranks: a rank that waits before each exchange arrives late, and only it is named.
-expect 1 "$cb" diag ranks --np 5 -n 20 --size 256K --inject slow-rank=2:1ms --no-db
+expect_verdict 1 "$cb" diag ranks --np 5 -n 20 --size 256K --inject slow-rank=2:1ms --no-db
 has "$out" "SUSPECT rank 2 (arrives late)"
 others=$(grep '^SUSPECT' <<<"$out" | grep -v '^SUSPECT rank 2 ')
 [ -z "$others" ] || fail "ranks: suspects other than rank 2: $others"
 
 # diag bisect: a slow rank among 8.
-expect 1 "$cb" diag bisect --np 8 --coll-size 256K --size 64K -W 4 --latency-iters 40 \
+expect_verdict 1 "$cb" diag bisect --np 8 --coll-size 256K --size 64K -W 4 --latency-iters 40 \
   --inject slow-rank=6:500us --no-db
 # Bisection names it in 3 rounds; when a round's repeats disagree (a loaded machine) the pair
 # matrix decides, and must name the same rank.

@@ -99,7 +99,7 @@ TEST(CpuLoad, OthersOnCpusTheRanksLeaveFreeDoNotCompete) {
   EXPECT_FALSE(
       cpuContention(std::vector<std::string>(2, "500 0.05 0.09 0:0.05 1:0.05"), two)[0].contended);
   EXPECT_TRUE(
-      cpuContention(std::vector<std::string>(2, "500 0.05 0.05 0:0.05 1:0.05"), two)[0].contended);
+      cpuContention(std::vector<std::string>(2, "500 0.05 0.04 0:0.05 1:0.05"), two)[0].contended);
 }
 
 TEST(CpuRoundTrip, TimesACacheLineBetweenTwoCpusOrSaysItCouldNot) {
