@@ -116,15 +116,6 @@ RunSet loadSide(const Store& store, const std::string& text, std::string& name) 
   return loadSet(store, std::move(runs));
 }
 
-bool SidesLoad::any() const {
-  for (const auto* side : {&base, &cand}) {
-    for (const RunCpuState& r : *side) {
-      if (r.competing >= 0 || r.roundTripNs >= 0) return true;
-    }
-  }
-  return false;
-}
-
 SidesLoad sidesLoad(const Store& store, const LoadedRuns& runs) {
   SidesLoad load;
   auto of = [&](const RunSet& side, std::vector<RunCpuState>& out) {

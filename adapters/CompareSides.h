@@ -38,7 +38,6 @@ struct RunCpuState {
 // Per side, oldest run first.
 struct SidesLoad {
   std::vector<RunCpuState> base, cand;
-  bool any() const;  // some run has a figure
 };
 SidesLoad sidesLoad(const Store& store, const LoadedRuns& runs);
 // "# load while measuring ...: baseline 0.02 0.03 0.01; candidate 1.21 1.35 1.10" and "# CPUs'

@@ -52,8 +52,10 @@ double storedRoundTrip(const Store& store, int64_t runId) {
 // either side, not started after the newest run of the comparison, newest first, at most
 // `lookback`; and the newest calibration whose runs the window no longer holds. A stored run
 // whose CPUs were placed apart differently from every run of both sides (its round trip
-// kRoundTripApart beyond theirs) measured another machine and is left out; `note` says how many.
-History loadHistory(const Store& store, const LoadedRuns& runs, int lookback, std::string& note) {
+// kRoundTripApart beyond theirs, as `load` holds them) measured another machine and is left out;
+// `note` says how many.
+History loadHistory(const Store& store, const LoadedRuns& runs, const SidesLoad& load, int lookback,
+                    std::string& note) {
   History h;
   if (lookback <= 0 || runs.cand.runs.empty()) return h;
   const std::string fp = runs.cand.runs.front().fingerprint;
@@ -67,11 +69,13 @@ History loadHistory(const Store& store, const LoadedRuns& runs, int lookback, st
     }
   }
   double lo = -1, hi = -1;  // the sides' round trips, widened by kRoundTripApart
-  for (int64_t id : inComparison) {
-    const double rt = storedRoundTrip(store, id);
-    if (rt <= 0) continue;
-    lo = lo < 0 ? rt : std::min(lo, rt);
-    hi = std::max(hi, rt);
+  for (const auto* side : {&load.base, &load.cand}) {
+    for (const RunCpuState& r : *side) {
+      const double rt = r.roundTripNs;
+      if (rt <= 0) continue;
+      lo = lo < 0 ? rt : std::min(lo, rt);
+      hi = std::max(hi, rt);
+    }
   }
   lo /= kRoundTripApart;
   hi *= kRoundTripApart;
@@ -248,10 +252,10 @@ int doGate(const GateArgs& a) {
   if (!a.output.empty()) checkOutputPath(a.output, "--output");
   Store store = Store::open(a.flags.db, false);
   LoadedRuns runs = loadRuns(store, a.baseline, a.candidate, true);
+  const SidesLoad load = sidesLoad(store, runs);
   std::string placementNote;
   Comparison c = compareRuns(runs.base, runs.cand, options,
-                             loadHistory(store, runs, a.lookback, placementNote));
-  const SidesLoad load = sidesLoad(store, runs);
+                             loadHistory(store, runs, load, a.lookback, placementNote));
   if (std::string moved = placementsDiffer(load);
       !moved.empty() && c.runProblems.empty() &&
       (c.outcome == GateOutcome::kRegression || c.outcome == GateOutcome::kPass)) {

@@ -346,8 +346,9 @@ DiagDocuments bisectDocuments(const DiagRun& run, const DiagBisectResult& res,
   j["slow_rank"] = res.slowRank;
   j["fell_back"] = res.fellBack;
   if (res.fellBack) putMatrixVerdicts(j, res.links, graph);
-  j["healthy"] = bisectOutcome(res).healthy;
-  j["too_noisy"] = bisectOutcome(res).tooNoisy;
+  const DiagOutcome outcome = bisectOutcome(res);
+  j["healthy"] = outcome.healthy;
+  j["too_noisy"] = outcome.tooNoisy;
   putContention(j, res.cpu);
   d.json = j.dump(2) + "\n";
   return d;
@@ -519,8 +520,9 @@ DiagDocuments ranksDocuments(const DiagRun& run, const DiagRanksResult& res,
   j["transport"] = run.transport;
   j["iterations"] = v.forward.iterations;
   j["iteration_us"] = pooled.iterationUs;
-  j["healthy"] = ranksOutcome(res).healthy;
-  j["too_noisy"] = ranksOutcome(res).tooNoisy;
+  const DiagOutcome outcome = ranksOutcome(res);
+  j["healthy"] = outcome.healthy;
+  j["too_noisy"] = outcome.tooNoisy;
   putContention(j, res.cpu);
   json rows = json::array();
   d.csv =
