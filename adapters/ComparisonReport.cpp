@@ -242,6 +242,9 @@ constexpr const char* kLegend =
     "metric's own direction\n"
     "# vs run: the change net of the whole run's change (what the confined test judges); "
     "p(Holm): its p-value, Holm-corrected over every case and series\n"
+    "# as measured: with 4 stored builds or more, each case is also tested on its own values "
+    "(not net of its run) against the spread of its runs and of the stored builds' means; a "
+    "case flagged so says it in its note\n"
     "# mdc: the smallest change confined to the case that the test detects with the stated power "
     "at these replicates; noise: run-to-run standard deviation of the case's replicate medians\n";
 
@@ -433,6 +436,7 @@ std::string_view flaggedByName(CaseComparison::FlaggedBy by) {
     case CaseComparison::FlaggedBy::kOwn: return "case";
     case CaseComparison::FlaggedBy::kSeries: return "series";
     case CaseComparison::FlaggedBy::kWholeRun: return "whole_run";
+    case CaseComparison::FlaggedBy::kAsMeasured: return "as_measured";
     case CaseComparison::FlaggedBy::kNone: break;
   }
   return "none";
@@ -505,7 +509,8 @@ std::string renderJson(const Comparison& c, const LoadedRuns& runs) {
          {"noise_pct", numberOrNull(cc.noisePct > 0, cc.noisePct)},
          {"flagged_by", flaggedByName(cc.flaggedBy)},
          {"modes", cc.modeA > 0 ? nlohmann::json{cc.modeA, cc.modeB} : nlohmann::json(nullptr)},
-         {"confined", levelJson(cc.confined)}});
+         {"confined", levelJson(cc.confined)},
+         {"as_measured", levelJson(cc.asMeasured)}});
   }
   j["cases"] = cases;
   nlohmann::json onlyBase = nlohmann::json::array(), onlyCand = nlohmann::json::array();

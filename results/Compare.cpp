@@ -277,6 +277,24 @@ NoiseSums withinGroupNoise(std::span<const GroupedValue> values) {
   return out;
 }
 
+BuildsSpread buildsSpread(std::span<const GroupedValue> values) {
+  std::map<int, std::vector<double>> builds;
+  for (const GroupedValue& v : values) {
+    if (v.group >= 0) builds[v.group].push_back(v.value);
+  }
+  BuildsSpread out;
+  if (static_cast<int>(builds.size()) < kBuildsSpreadMin) return out;
+  std::vector<double> means;
+  for (const auto& [group, xs] : builds) means.push_back(mean(xs));
+  // The plain variance, not a robust one: lasting states split builds into two groups, which a
+  // robust scale takes for outliers (a 7-to-5 split of 12 builds gave a MAD near 0). The part
+  // of it that is the runs' own noise is kept: a conservative test, not a sharper one.
+  out.known = true;
+  out.var = sumSquares(means) / static_cast<double>(means.size() - 1);
+  out.df = static_cast<double>(means.size() - 1);
+  return out;
+}
+
 Modes findModes(std::span<const GroupedValue> values, double minGap) {
   Modes best;
   const size_t n = values.size();
@@ -315,6 +333,11 @@ Modes findModes(std::span<const GroupedValue> values, double minGap) {
     storedBuilds += group >= 0;
     if (where.first && where.second) ++(group < 0 ? sides : stored);
   }
+  // A window of kModeBuildsAlone stored builds or more judges modes by its builds alone: one of
+  // the sides' few runs across the gap is then a disturbed run (issue 26's protocol: a baseline
+  // run 0.15 above its two siblings, beside the window's regressed builds, made two 30%
+  // slowdowns "two modes" in one round of ten).
+  if (storedBuilds >= kModeBuildsAlone) sides = 0;
   const int need = std::max(kModeBuildsWithHistory,
                             static_cast<int>(std::ceil(kModeBuildsShare * storedBuilds)));
   if (sides == 0 && stored < need) return best;
@@ -446,6 +469,8 @@ struct Evidence {
   // would have caught baseline runs too, so the candidate's runs sitting together in a mode the
   // baseline rarely visits can be told from chance (modeVisitChance).
   bool interleaved = false;
+  // Set for a case's test as measured (rule 5c): the spread of the stored builds' means.
+  BuildsSpread builds;
 };
 
 // Group ids of the comparison's own sides in findModes (history groups are >= 0).
@@ -508,9 +533,18 @@ void runTest(LevelTest& t, std::span<const double> baseIn, std::span<const doubl
   const Modes modes = modesOf(base, cand, e, std::log1p(o.threshold));
   if (modes.found && !base.empty() && !cand.empty()) {
     auto low = [&](double x) { return x <= modes.cut; };
-    const bool baseLow = low(percentile(base, 0.5)), candLow = low(percentile(cand, 0.5));
-    bool compareInBaseMode = baseLow == candLow;
-    if (!compareInBaseMode && e.interleaved) {
+    // A side sits in the mode most of its runs are in; one split evenly sits in neither (the
+    // median of 2 runs, one in each, is a value between the modes that none of its runs had).
+    auto lowRuns = [&](std::span<const double> xs) {
+      return static_cast<int>(std::count_if(xs.begin(), xs.end(), low));
+    };
+    const int baseLowRuns = lowRuns(base), candLowRuns = lowRuns(cand);
+    const bool split = 2 * baseLowRuns == static_cast<int>(base.size()) ||
+                       2 * candLowRuns == static_cast<int>(cand.size());
+    const bool baseLow = 2 * baseLowRuns > static_cast<int>(base.size());
+    const bool candLow = 2 * candLowRuns > static_cast<int>(cand.size());
+    bool compareInBaseMode = baseLow == candLow && !split;
+    if (!compareInBaseMode && !split && e.interleaved) {
       auto inCandMode = [&](double x) { return low(x) == candLow; };
       const int k = static_cast<int>(std::count_if(cand.begin(), cand.end(), inCandMode));
       int m = static_cast<int>(std::count_if(base.begin(), base.end(), inCandMode));
@@ -522,7 +556,7 @@ void runTest(LevelTest& t, std::span<const double> baseIn, std::span<const doubl
         setAsideAsRare = static_cast<int>(std::erase_if(base, inCandMode));
       }
     }
-    if (baseLow != candLow && !compareInBaseMode) {
+    if (!compareInBaseMode) {
       t.modal = true;
       t.modeGapPct = pctOfLog(modes.high - modes.low);
     }
@@ -556,6 +590,21 @@ void runTest(LevelTest& t, std::span<const double> baseIn, std::span<const doubl
   if (!r.valid || u.a.empty() || u.b.empty()) return;
   t.tested = true;
   t.pValue = t.adjustedP = r.pValue;
+  if (e.builds.known) {
+    // The two sides are two builds: each mean carries its build's share of the builds' spread
+    // besides its runs' noise. Welch-Satterthwaite degrees of freedom for the sum of the two.
+    const double runs = r.sd * r.sd * (1.0 / r.n1 + 1.0 / r.n2), builds = 2 * e.builds.var;
+    const double se = std::sqrt(runs + builds);
+    if (!(se > 0)) return;  // no spread at all: the plain test above stands
+    const double df = builds > 0 ? (runs + builds) * (runs + builds) /
+                                       (runs * runs / r.df + builds * builds / e.builds.df)
+                                 : r.df;
+    t.pValue = t.adjustedP = studentTTwoSidedP(r.diff / se, df);
+    // More runs do not shrink the builds' share: no runs-needed figure for this test.
+    t.mdcPct =
+        pctOfLog((studentTCritical(alpha, df) + studentTCritical(2 * (1 - o.power), df)) * se);
+    return;
+  }
   const double target = std::log1p(o.threshold);
   double mdc = minDetectableDiff(r.sd, r.n1, r.n2, alpha, o.power, extra.df);
   t.mdcPct = pctOfLog(mdc);
@@ -763,11 +812,25 @@ Evidence caseEvidence(const CompareWork& w, const CaseKey& key) {
   return e;
 }
 
+// A case's values as measured in the stored runs, and how their builds' means spread (rule 5c).
+Evidence asMeasuredEvidence(const CompareWork& w, const CaseKey& key) {
+  Evidence e;
+  e.interleaved = w.interleaved;
+  std::vector<GroupedValue> net;
+  for (const HistoryRun& h : w.hist) {
+    if (auto it = h.y.find(key); it != h.y.end()) e.history.push_back({h.group, it->second});
+    if (auto it = h.net.find(key); it != h.net.end()) net.push_back({h.group, it->second});
+  }
+  e.builds = buildsSpread(net);
+  return e;
+}
+
 // Which levels are tested and at which alpha.
 struct TestPlan {
   bool enough = false;  // replicates enough for any test
   bool testCases = false, testSeries = false;
   std::map<CaseKey, int> seriesCases;  // per series, its cases with values on both sides
+  std::set<CaseKey> asMeasured;        // cases also tested as measured (rule 5c)
   double alphaWhole = 0, alphaConfined = 0;
   double alphaOneConfined = 0;  // the MDC of a confined test: Holm's strictest step
 };
@@ -783,11 +846,18 @@ TestPlan planTests(const Comparison& out, const CompareWork& w, const CompareOpt
   int dataCases = 0;
   for (const auto& [key, n] : p.seriesCases) dataCases += n;
   p.testCases = dataCases >= 2;
+  if (p.testCases) {
+    for (const auto& [key, d] : w.data) {
+      if (!d.base.empty() && !d.cand.empty() && asMeasuredEvidence(w, key).builds.known)
+        p.asMeasured.insert(key);
+    }
+  }
   p.testSeries =
       p.seriesCases.size() >= 2 && std::any_of(p.seriesCases.begin(), p.seriesCases.end(),
                                                [](const auto& s) { return s.second >= 2; });
-  const int confinedTests =
-      (p.testCases ? dataCases : 0) + (p.testSeries ? static_cast<int>(p.seriesCases.size()) : 0);
+  const int confinedTests = (p.testCases ? dataCases : 0) +
+                            (p.testSeries ? static_cast<int>(p.seriesCases.size()) : 0) +
+                            static_cast<int>(p.asMeasured.size());
   p.alphaWhole = confinedTests > 0 ? o.alpha / 2 : o.alpha;
   p.alphaConfined = o.alpha / 2;
   // The MDC of a confined test is held to Holm's strictest step, alpha / (number of tests).
@@ -879,6 +949,10 @@ void compareCase(CaseComparison& c, const CompareWork& w, const TestPlan& p,
       learnedModes(c, w, o);
     }
     family.push_back(&c.confined);
+    if (p.asMeasured.contains(c.key)) {
+      runTest(c.asMeasured, d.base, d.cand, p.alphaOneConfined, o, asMeasuredEvidence(w, c.key));
+      family.push_back(&c.asMeasured);
+    }
   } else {
     Undisturbed net = setAsideDisturbed(d.baseNet, d.candNet);
     c.confined.worsePct = pctOfLog(mean(net.b) - mean(net.a));
@@ -1018,6 +1092,9 @@ void caseVerdict(CaseComparison& c, const Comparison& out, const TestPlan& p,
     if (p.testCases && c.confined.verdict == v && own > thresholdPct) return By::kOwn;
     if (series && series->confined.verdict == v && confined > thresholdPct) return By::kSeries;
     if (out.wholeRun.verdict == v && own > thresholdPct) return By::kWholeRun;
+    // A case's values as measured carry their runs' modes: not while the whole runs have two.
+    if (!out.wholeRun.modal && c.asMeasured.verdict == v && own > thresholdPct)
+      return By::kAsMeasured;
     return By::kNone;
   };
   if (p.testCases && c.confined.modal) {
@@ -1047,6 +1124,10 @@ void caseVerdict(CaseComparison& c, const Comparison& out, const TestPlan& p,
   } else if (c.flaggedBy == By::kWholeRun) {
     c.note = fmt::format("through the whole run (p {:.2g}); alone p {:.2g}", out.wholeRun.adjustedP,
                          c.confined.adjustedP);
+  } else if (c.flaggedBy == By::kAsMeasured) {
+    c.note =
+        fmt::format("as measured, against the stored builds' spread (p {:.2g}); alone p {:.2g}",
+                    c.asMeasured.adjustedP, c.confined.adjustedP);
   }
 }
 

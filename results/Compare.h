@@ -33,8 +33,19 @@
 //     series net of its run), joins the pooled variance with its degrees of freedom, unless the
 //     sides' own runs spread clearly more (fUpperP below kPoolingAlpha). Values in two modes
 //     (findModes: a side, or enough stored builds, seen in both) make a test inconclusive unless
-//     both sides' medians sit in one mode; a case says "this case has two modes (X and Y GB/s)". A
+//     most runs of each side sit in one mode, the same; a case says "this case has two modes (X
+//     and Y GB/s)". A
 //     case flagged through its series or the whole run says which (CaseComparison::flaggedBy).
+//  5c. A case as measured. With kBuildsSpreadMin stored builds of a case or more in the window,
+//     each case is also tested on its values as measured (not net of its run) against their
+//     spread within builds plus twice the spread of the stored builds' means of the case net of
+//     their runs (buildsSpread): a state of the machine that lasts through one build's runs is
+//     noise there, not a change. A run's
+//     level is a median over its cases, so a few cases that scatter from run to run make it
+//     scatter too, and a slowdown of every case that the steady cases show plainly was
+//     inconclusive at the whole-run test. This test joins the confined tests' Holm family and
+//     only flags a case (FlaggedBy::kAsMeasured), never while the whole runs have two modes
+//     (its values carry them): its own inconclusiveness never decides one.
 //  6. Too few replicates. With fewer than 4 replicates in all (or none on a side) nothing is
 //     tested: inconclusive. Imported logs, which carry no samples, are then compared on the
 //     threshold only, labelled so.
@@ -139,15 +150,33 @@ struct GroupedValue {
 // robust scales of the pooled deviations (a run a busy moment disturbed as a whole) are left out.
 NoiseSums withinGroupNoise(std::span<const GroupedValue> values);
 
+// How much builds' means of one quantity scatter: states of the machine that last through a
+// build's runs (minutes, on a VM whose host moves its vCPUs) move every run of that build
+// together, which the spread within builds cannot show. The sample variance of the stored
+// builds' means (groups >= 0), fed with a case's values net of their runs' levels (so a build
+// slower at every case, a regression kept in the window or a state of the whole machine, which
+// the whole-run test and the round trip judge, is no spread here). Known with kBuildsSpreadMin
+// builds or more.
+constexpr int kBuildsSpreadMin = 4;
+struct BuildsSpread {
+  bool known = false;
+  double var = 0;  // of a build's mean (log, squared)
+  double df = 0;   // builds - 1
+};
+BuildsSpread buildsSpread(std::span<const GroupedValue> values);
+
 // Two modes: the values fall in two clusters far apart compared with their spread inside each
 // (the best split of the sorted values; gap >= kModeSeparation pooled within-cluster standard
 // deviations and at least `minGap` in log), each cluster has 2 values or more, and builds have
 // values in both, so two builds that simply differ are never called modes: a group below 0 (one
-// of the comparison's sides), or kModeBuildsWithHistory stored builds (groups from 0) and at
-// least kModeBuildsShare of the stored builds.
+// of the comparison's sides) while the window holds fewer than kModeBuildsAlone stored builds,
+// or kModeBuildsWithHistory stored builds (groups from 0) and at least kModeBuildsShare of them.
 constexpr double kModeSeparation = 5;
 constexpr int kModeBuildsWithHistory = 2;
 constexpr double kModeBuildsShare = 0.25;
+// From this many stored builds on, the window judges modes alone (a quarter of them is then at
+// least kModeBuildsWithHistory builds): the sides' runs in both clusters no longer count.
+constexpr int kModeBuildsAlone = 8;
 // The level of the F test that keeps the window's noise out of a test whose own runs spread
 // clearly more.
 constexpr double kPoolingAlpha = 0.02;
@@ -240,13 +269,17 @@ struct CaseComparison {
   double changePct = 0;                 // (cand / base - 1) * 100, the metric's own sign
   double worsePct = 0;                  // the same change, positive = worse
   LevelTest confined;                   // the case against the rest of its run
+  // The case's own values, not net of their run, against the spread of runs and of stored builds
+  // (rule 5c); tested only with kBuildsSpreadMin stored builds of the case.
+  LevelTest asMeasured;
   double noisePct = 0;         // run-to-run spread of this case: its replicates' standard deviation
   bool failed = false;         // candidate failed or was wrong where the baseline was fine
   bool thresholdOnly = false;  // judged on --threshold alone (no replicates to test)
-  // Which test made the verdict a regression or an improvement: the case's own, its series' or
-  // the whole run's (the case then moved with them beyond half the threshold). The case's own p
-  // stays in `confined`, so a case flagged through its series says so.
-  enum class FlaggedBy : uint8_t { kNone, kOwn, kSeries, kWholeRun };
+  // Which test made the verdict a regression or an improvement: the case's own, its series', the
+  // whole run's (the case then moved with them beyond half the threshold) or the case's values
+  // as measured (rule 5c). The case's own p stays in `confined`, so a case flagged through
+  // another test says so.
+  enum class FlaggedBy : uint8_t { kNone, kOwn, kSeries, kWholeRun, kAsMeasured };
   FlaggedBy flaggedBy = FlaggedBy::kNone;
   // Two modes of the case (metric units, e.g. GB/s) when its test was inconclusive for them.
   double modeA = 0, modeB = 0;
