@@ -2,6 +2,7 @@
 #include "adapters/CompareSides.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -192,6 +193,40 @@ std::string sidesLoadText(const SidesLoad& load) {
              "{:.0f}");
   if (std::string moved = placementsDiffer(load); !moved.empty()) out += "# note: " + moved + "\n";
   return out;
+}
+
+std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& load) {
+  std::vector<std::string> lines;
+  auto side = [&](RunSet& set, std::vector<RunCpuState>& states, const char* name) {
+    const double mid = middle(known(states, &RunCpuState::roundTripNs));
+    if (mid <= 0) return;
+    // load lists the runs oldest first (by id); match them so.
+    std::vector<RunRecord> inOrder = set.runs;
+    std::sort(inOrder.begin(), inOrder.end(),
+              [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
+    std::set<int64_t> apart;
+    for (size_t i = 0; i < inOrder.size() && i < states.size(); ++i) {
+      const double rt = states[i].roundTripNs;
+      if (rt > 0 && std::max(rt, mid) >= kRoundTripApart * std::min(rt, mid))
+        apart.insert(inOrder[i].id);
+    }
+    // Only a minority is another placement; a side split evenly has no placement of its own.
+    if (apart.empty() || 2 * apart.size() >= set.runs.size()) return;
+    for (size_t i = inOrder.size(); i-- > 0;) {
+      if (!apart.contains(inOrder[i].id) || i >= states.size()) continue;
+      lines.push_back(fmt::format(
+          "run {} left out of the {}: its ranks' CPUs were placed apart differently from the "
+          "rest of its side (a cache line's round trip {:.0f} vs {:.0f} ns), so it measured "
+          "another machine",
+          inOrder[i].id, name, states[i].roundTripNs, mid));
+      states.erase(states.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    std::erase_if(set.runs, [&](const RunRecord& r) { return apart.contains(r.id); });
+    std::erase_if(set.results, [&](const ResultRecord& r) { return apart.contains(r.runId); });
+  };
+  side(runs.base, load.base, "baseline");
+  side(runs.cand, load.cand, "candidate");
+  return lines;
 }
 
 std::string placementsDiffer(const SidesLoad& load) {

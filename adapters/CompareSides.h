@@ -49,6 +49,12 @@ std::string sidesLoadText(const SidesLoad& load);
 // decides nothing ("the sides ran on CPUs placed apart differently (...)"); "" otherwise.
 std::string placementsDiffer(const SidesLoad& load);
 
+// A run whose round trip lies kRoundTripApart or more from the median of its side's runs measured
+// another placement of the CPUs than the rest of its side: it is left out of its side (its
+// results too, and its entry in `load`) when the rest are most of the side. Returns one warning
+// line per run left out.
+std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& load);
+
 // One side alone (gate --calibrate): the runs of `spec`, every one finished ok (else
 // UsageError); `name` gets how to name them.
 RunSet loadSide(const Store& store, const std::string& spec, std::string& name);

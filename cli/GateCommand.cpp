@@ -147,15 +147,24 @@ constexpr const char* kRule =
     "     runs per side are judged against the machine's known noise (unless the sides' own\n"
     "     runs spread clearly more: an F test at 0.02); a stored run whose ranks' CPUs were\n"
     "     2x nearer or farther apart than every run of the sides' (the round trip `run`\n"
-    "     stores) measured another machine and is left out; sides 2x apart are inconclusive. A "
-    "test whose values fall in two\n"
-    "     modes (one side's runs in both, or the runs of two stored builds and a quarter of\n"
-    "     them) is inconclusive unless both sides sit in one mode:\n"
+    "     stores) measured another machine and is left out, as is a side's run 2x from the\n"
+    "     median of its side (a warning names it); sides 2x apart are inconclusive. A test\n"
+    "     whose values fall in two\n"
+    "     modes (one side's runs in both while fewer than 8 builds are stored, or the runs of\n"
+    "     two stored builds and a quarter of them) is inconclusive unless most runs of each\n"
+    "     side sit in the same mode:\n"
     "     'this case has two modes (X and Y GB/s)', or the runs were interleaved and the same\n"
     "     build visits the candidate's mode too rarely for all its runs to land there by\n"
     "     chance (then it is a change). A case flagged through its series or the\n"
     "     whole run says so beside its own p. A point whose run value is over 4x its fastest\n"
     "     iteration waited for a CPU and is left out.\n"
+    "  5c. As measured: with 4 stored builds of a case or more, the case's own values (not\n"
+    "     net of its run) are also tested, against the runs' spread plus the spread of the\n"
+    "     stored builds' means of the case net of their runs (a state of the machine that\n"
+    "     lasts a build), in the Holm family of step 3. A run's level follows the cases that\n"
+    "     scatter; the steady cases show a slowdown of every case that the whole-run test left\n"
+    "     inconclusive. This test only flags a case, and not while the whole runs have two\n"
+    "     modes.\n"
     "  6. Fewer than 4 runs in all decide nothing (inconclusive); imported logs without\n"
     "     samples are then compared on the threshold alone, labelled so. A case that fails in\n"
     "     the candidate only, or a failed candidate run, always regresses. Baselines must have\n"
@@ -252,7 +261,8 @@ int doGate(const GateArgs& a) {
   if (!a.output.empty()) checkOutputPath(a.output, "--output");
   Store store = Store::open(a.flags.db, false);
   LoadedRuns runs = loadRuns(store, a.baseline, a.candidate, true);
-  const SidesLoad load = sidesLoad(store, runs);
+  SidesLoad load = sidesLoad(store, runs);
+  for (std::string& line : leaveOutOtherPlacements(runs, load)) runs.warnings.push_back(line);
   std::string placementNote;
   Comparison c = compareRuns(runs.base, runs.cand, options,
                              loadHistory(store, runs, load, a.lookback, placementNote));
