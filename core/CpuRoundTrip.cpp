@@ -31,9 +31,12 @@ CpuRoundTrip measureCpuRoundTrip(int a, int b, int trips, double budgetSeconds) 
   cpu_set_t saved;
   if (pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) != 0) return r;
   if (!pinTo(a)) return r;
-  // The line both threads write: even values are the ping (2i + 1 asked, 2i + 2 answered);
-  // -1 tells the helper to stop.
+  // The line both threads write: odd values ask (2i + 1), even ones answer (2i + 2). The stop
+  // signal has a line of its own: sent on `line`, a late answer (the helper preempted between
+  // reading a ping and answering it while this thread gave up) overwrote it and the helper spun
+  // on, with `run` waiting in join (issue 26's round 29, beside a compile).
   alignas(64) std::atomic<long> line{0};
+  alignas(64) std::atomic<bool> stop{false};
   std::atomic<bool> helperPinned{false}, helperFailed{false};
   const double end = nowSeconds() + budgetSeconds;
   std::thread helper([&] {
@@ -42,9 +45,8 @@ CpuRoundTrip measureCpuRoundTrip(int a, int b, int trips, double budgetSeconds) 
       return;
     }
     helperPinned = true;
-    for (long seen = 0;;) {
+    for (long seen = 0; !stop.load(std::memory_order_acquire);) {
       const long v = line.load(std::memory_order_acquire);
-      if (v < 0) return;
       if (v != seen && v % 2 == 1) {
         seen = v + 1;
         line.store(seen, std::memory_order_release);
@@ -68,7 +70,7 @@ CpuRoundTrip measureCpuRoundTrip(int a, int b, int trips, double budgetSeconds) 
     const auto t1 = std::chrono::steady_clock::now();
     ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
   }
-  line.store(-1, std::memory_order_release);
+  stop.store(true, std::memory_order_release);
   helper.join();
   pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
   if (ns.size() < static_cast<size_t>(trips) / 10 || ns.empty()) return r;

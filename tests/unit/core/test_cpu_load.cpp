@@ -4,6 +4,11 @@
 
 #include <sched.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
 #include <tuple>
 
 #include "core/CpuLoad.h"
@@ -134,6 +139,49 @@ TEST(CpuRoundTrip, TimesACacheLineBetweenTwoCpusOrSaysItCouldNot) {
   EXPECT_EQ(same.b, cpus[1]);
   p1.cpus = {cpus[0]};  // sharing their only CPU: nothing to measure
   EXPECT_FALSE(ranksRoundTrip({p0, p1}).known());
+}
+
+TEST(CpuRoundTrip, GivingUpWhileTheHelperIsPreemptedNeverHangs) {
+  // A process that held the helper's CPU preempted it between reading a ping and answering it;
+  // the probe gave up meanwhile and its stop signal was overwritten by that late answer: `run`
+  // spun for minutes in the probe (issue 26's round 29, beside a compile). Here a thread of our
+  // own holds the helper's CPU and the budget is far below a time slice, so the probe gives up
+  // over and over while the helper is preempted.
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed";
+  std::atomic<bool> stop{false};
+  std::thread hog([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[1], &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  std::atomic<int> done{0};
+  std::thread probes([&] {
+    for (int i = 0; i < 300; ++i) {
+      measureCpuRoundTrip(cpus[0], cpus[1], 1000000, 0.0005);
+      ++done;
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (done < 300 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stop = true;
+  hog.join();
+  if (done < 300) {
+    ADD_FAILURE() << "a probe hung after " << done << " of 300";
+    std::fflush(stdout);
+    std::_Exit(1);  // the hung probe cannot be joined
+  }
+  probes.join();
 }
 
 }  // namespace
