@@ -45,7 +45,8 @@
 //     scatter too, and a slowdown of every case that the steady cases show plainly was
 //     inconclusive at the whole-run test. This test joins the confined tests' Holm family and
 //     only flags a case (FlaggedBy::kAsMeasured), never while the whole runs have two modes
-//     (its values carry them): its own inconclusiveness never decides one.
+//     (its values carry them), and only when it flags kAsMeasuredCases cases or more the same
+//     way (it stands for a change of every case): its own inconclusiveness never decides one.
 //  6. Too few replicates. With fewer than 4 replicates in all (or none on a side) nothing is
 //     tested: inconclusive. Imported logs, which carry no samples, are then compared on the
 //     threshold only, labelled so.
@@ -105,7 +106,9 @@ constexpr double kDisturbedZ = 6;
 // fastest iteration: most of its calls waited for a CPU (on a 2-core host beside a compile, 4-40
 // ms, scheduler ticks, against 25-200 us), so the quantile measures the scheduler, not the code.
 // Seen here in bursts inside otherwise steady runs; such a point is no replicate of its case.
-// A real slowdown moves every iteration alike (its quantile stays near its fastest).
+// A real slowdown moves every iteration alike (its quantile stays near its fastest). A case
+// whose points are descheduled in most runs of a side is not tested there at all: its kept
+// points had waited as well, fastest iteration included (compareRuns says so in its note).
 constexpr double kDescheduledRatio = 4;
 bool descheduledPoint(std::span<const double> samples, double quantile);
 struct Undisturbed {
@@ -158,6 +161,8 @@ NoiseSums withinGroupNoise(std::span<const GroupedValue> values);
 // the whole-run test and the round trip judge, is no spread here). Known with kBuildsSpreadMin
 // builds or more.
 constexpr int kBuildsSpreadMin = 4;
+// Cases a test as measured must flag together (the same way) to flag any: rule 5c.
+constexpr int kAsMeasuredCases = 2;
 struct BuildsSpread {
   bool known = false;
   double var = 0;  // of a build's mean (log, squared)

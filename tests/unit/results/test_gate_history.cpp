@@ -374,6 +374,34 @@ TEST(GateHistory, DescheduledPointsAreNoReplicates) {
   EXPECT_NE(c.outcome, GateOutcome::kRegression);
 }
 
+TEST(GateHistory, ACaseDescheduledInMostRunsOfASideIsNotTested) {
+  // Beside a compile that took 1.7 of 2 CPUs, one case waited for a CPU in every iteration of
+  // all three candidate runs: two were set aside as descheduled, and the third, whose fastest
+  // iteration had waited too (15x its time, each call alike), read as a 93% regression of that
+  // case alone (issue 26's round 29).
+  std::mt19937 rng(23);
+  Model m{0.02, 0.02};
+  RunSet base = runs(1, 3, "base", rng, m), cand = runs(100, 3, "cand", rng, m);
+  const size_t point = 5;  // the same case in each run: 6 results a run
+  for (size_t run : {0u, 1u}) {
+    ResultRecord& r = cand.results[6 * run + point];
+    for (size_t k = 1; k < r.samplesUs.size(); ++k) r.samplesUs[k] *= 150;
+  }
+  for (double& t : cand.results[12 + point].samplesUs) t *= 15;
+  Comparison c = compareRuns(base, cand, CompareOptions{});
+  EXPECT_EQ(c.descheduledPoints, 2);
+  EXPECT_NE(c.outcome, GateOutcome::kRegression);
+  const CaseKey key = CaseKey::of(cand.results[point]);
+  bool seen = false;
+  for (const CaseComparison& cc : c.cases) {
+    if (!(cc.key == key)) continue;
+    seen = true;
+    EXPECT_EQ(cc.verdict, Verdict::kInconclusive);
+    EXPECT_EQ(cc.note, "most points waited for a CPU: 2 of the candidate's 3 runs");
+  }
+  EXPECT_TRUE(seen);
+}
+
 TEST(GateHistory, CalibrationIsStoredAndLaterGatesPoolIt) {
   std::mt19937 rng(3);
   Model m;
