@@ -2,7 +2,6 @@
 #include "adapters/CompareSides.h"
 
 #include <algorithm>
-#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -195,34 +194,27 @@ std::string sidesLoadText(const SidesLoad& load) {
   return out;
 }
 
-std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& load) {
+std::vector<std::string> otherPlacements(const LoadedRuns& runs, const SidesLoad& load) {
   std::vector<std::string> lines;
-  auto side = [&](RunSet& set, std::vector<RunCpuState>& states, const char* name) {
+  auto side = [&](const RunSet& set, const std::vector<RunCpuState>& states, const char* name) {
     const double mid = middle(known(states, &RunCpuState::roundTripNs));
     if (mid <= 0) return;
     // load lists the runs oldest first (by id); match them so.
     std::vector<RunRecord> inOrder = set.runs;
     std::sort(inOrder.begin(), inOrder.end(),
               [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
-    std::set<int64_t> apart;
+    std::vector<std::string> apart;
     for (size_t i = 0; i < inOrder.size() && i < states.size(); ++i) {
       const double rt = states[i].roundTripNs;
-      if (rt > 0 && std::max(rt, mid) >= kRoundTripApart * std::min(rt, mid))
-        apart.insert(inOrder[i].id);
+      if (rt > 0 && std::max(rt, mid) >= kRoundTripApart * std::min(rt, mid)) {
+        apart.push_back(fmt::format(
+            "run {} of the {} was probed on another placement of the CPUs than the rest of its "
+            "side (a cache line's round trip {:.0f} vs {:.0f} ns)",
+            inOrder[i].id, name, rt, mid));
+      }
     }
     // Only a minority is another placement; a side split evenly has no placement of its own.
-    if (apart.empty() || 2 * apart.size() >= set.runs.size()) return;
-    for (size_t i = inOrder.size(); i-- > 0;) {
-      if (!apart.contains(inOrder[i].id) || i >= states.size()) continue;
-      lines.push_back(fmt::format(
-          "run {} left out of the {}: its ranks' CPUs were placed apart differently from the "
-          "rest of its side (a cache line's round trip {:.0f} vs {:.0f} ns), so it measured "
-          "another machine",
-          inOrder[i].id, name, states[i].roundTripNs, mid));
-      states.erase(states.begin() + static_cast<std::ptrdiff_t>(i));
-    }
-    std::erase_if(set.runs, [&](const RunRecord& r) { return apart.contains(r.id); });
-    std::erase_if(set.results, [&](const ResultRecord& r) { return apart.contains(r.runId); });
+    if (2 * apart.size() < set.runs.size()) lines.insert(lines.end(), apart.begin(), apart.end());
   };
   side(runs.base, load.base, "baseline");
   side(runs.cand, load.cand, "candidate");

@@ -147,9 +147,9 @@ constexpr const char* kRule =
     "     runs per side are judged against the machine's known noise (unless the sides' own\n"
     "     runs spread clearly more: an F test at 0.02); a stored run whose ranks' CPUs were\n"
     "     2x nearer or farther apart than every run of the sides' (the round trip `run`\n"
-    "     stores) measured another machine and is left out, as is a side's run 2x from the\n"
-    "     median of its side (a warning names it); sides 2x apart are inconclusive. A test\n"
-    "     whose values fall in two\n"
+    "     stores) measured another machine and is left out (a side's run 2x from the median\n"
+    "     of its side is named in a warning); sides 2x apart are inconclusive. A test whose\n"
+    "     values fall in two\n"
     "     modes (one side's runs in both while fewer than 8 builds are stored, or the runs of\n"
     "     two stored builds and a quarter of them) is inconclusive unless most runs of each\n"
     "     side sit in the same mode:\n"
@@ -157,14 +157,15 @@ constexpr const char* kRule =
     "     build visits the candidate's mode too rarely for all its runs to land there by\n"
     "     chance (then it is a change). A case flagged through its series or the\n"
     "     whole run says so beside its own p. A point whose run value is over 4x its fastest\n"
-    "     iteration waited for a CPU and is left out.\n"
+    "     iteration waited for a CPU and is left out; a case left out so in most runs of a\n"
+    "     side is not tested.\n"
     "  5c. As measured: with 4 stored builds of a case or more, the case's own values (not\n"
     "     net of its run) are also tested, against the runs' spread plus the spread of the\n"
     "     stored builds' means of the case net of their runs (a state of the machine that\n"
     "     lasts a build), in the Holm family of step 3. A run's level follows the cases that\n"
     "     scatter; the steady cases show a slowdown of every case that the whole-run test left\n"
-    "     inconclusive. This test only flags a case, and not while the whole runs have two\n"
-    "     modes.\n"
+    "     inconclusive. This test only flags cases, 2 or more the same way, and not while\n"
+    "     the whole runs have two modes.\n"
     "  6. Fewer than 4 runs in all decide nothing (inconclusive); imported logs without\n"
     "     samples are then compared on the threshold alone, labelled so. A case that fails in\n"
     "     the candidate only, or a failed candidate run, always regresses. Baselines must have\n"
@@ -261,16 +262,20 @@ int doGate(const GateArgs& a) {
   if (!a.output.empty()) checkOutputPath(a.output, "--output");
   Store store = Store::open(a.flags.db, false);
   LoadedRuns runs = loadRuns(store, a.baseline, a.candidate, true);
-  SidesLoad load = sidesLoad(store, runs);
-  for (std::string& line : leaveOutOtherPlacements(runs, load)) runs.warnings.push_back(line);
+  const SidesLoad load = sidesLoad(store, runs);
+  for (std::string& line : otherPlacements(runs, load)) runs.warnings.push_back(line);
   std::string placementNote;
   Comparison c = compareRuns(runs.base, runs.cand, options,
                              loadHistory(store, runs, load, a.lookback, placementNote));
+  const bool failedCases = std::any_of(c.cases.begin(), c.cases.end(),
+                                       [](const CaseComparison& cc) { return cc.failed; });
   if (std::string moved = placementsDiffer(load);
-      !moved.empty() && c.runProblems.empty() &&
-      (c.outcome == GateOutcome::kRegression || c.outcome == GateOutcome::kPass)) {
+      !moved.empty() && c.runProblems.empty() && !failedCases &&
+      c.outcome != GateOutcome::kNothingComparable && c.tooFewNote.empty()) {
     // A confounded comparison decides nothing: the machine changed with the build (seen: a
-    // same-build gate at -68.7% whose candidate ran at 220 ns, its baseline at 110).
+    // same-build gate at -68.7% whose candidate ran at 220 ns, its baseline at 110). That is
+    // also the reason to give when the tests were inconclusive anyway: more runs taken so would
+    // not settle it.
     c.outcome = GateOutcome::kInconclusive;
     c.modesNote = moved;
   }
