@@ -30,6 +30,23 @@ expect 0 env NCCL_ALGO=Tree "$cb" "${run[@]}" --label otherenv  # run 10: NCCL_*
 expect 0 "$cb" "${run[@]}" --label stopped                      # run 11, marked interrupted below
 python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("update runs set status = ? where id = 11", ("interrupted",)); c.commit()' "$db"
 base="label:$label"
+# This VM's host moves its vCPUs between two placements every so often (round trips near 120 or
+# 390 ns), and a side probed on both is inconclusive by rule. What is checked here is the gate,
+# not the VM: every run's stored round trip is set to their median, and the checks below move
+# runs apart on purpose.
+python3 - "$db" <<'PY'
+import json, sqlite3, statistics, sys
+c = sqlite3.connect(sys.argv[1])
+rows = [(r, json.loads(j)) for (r, j) in c.execute("select run_id, json from run_details where kind = 'cpu-load'")]
+known = [d["round_trip"]["median_ns"] for (_, d) in rows if "round_trip" in d]
+if known:
+    mid = statistics.median(known)
+    for (run, d) in rows:
+        if "round_trip" in d:
+            d["round_trip"]["median_ns"] = mid
+            c.execute("update run_details set json = ? where run_id = ? and kind = 'cpu-load'", (json.dumps(d), run))
+    c.commit()
+PY
 
 # 500 us more per call at 1-64 KiB (a few us each): the whole run regresses, 3 runs per side.
 expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow
@@ -51,9 +68,11 @@ if [ "$(nproc)" -ge 2 ]; then
 import json, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 doc = json.loads(c.execute("select json from run_details where run_id = 2 and kind = 'cpu-load'").fetchone()[0])
-known = all("round_trip" in json.loads(j) for (j,) in c.execute("select json from run_details where run_id in (1, 2, 3, 4, 6, 7, 9) and kind = 'cpu-load'"))
+docs = [json.loads(j) for (j,) in c.execute("select json from run_details where run_id in (1, 2, 3, 4, 5, 6, 7, 8, 9) and kind = 'cpu-load'")]
+known = all("round_trip" in d for d in docs)
 if known:
-    doc["round_trip"]["median_ns"] *= 10
+    # 10x beyond every run's: the VM may have probed some runs near and others far already.
+    doc["round_trip"]["median_ns"] = 10 * max(d["round_trip"]["median_ns"] for d in docs)
     c.execute("update run_details set json = ? where run_id = 2 and kind = 'cpu-load'", (json.dumps(doc),))
     c.commit()
 print("moved" if known else "unknown")
@@ -62,23 +81,22 @@ PY
   if [ "$moved" = moved ]; then
     expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow
     has "$out" "# history: 1 stored run(s) left out: their ranks' CPUs were placed apart differently"
-    # In a side, the run probed on the other placement is named (and kept: the VM can change
-    # placement between the probe and the sweep).
-    "$cb" gate --db "$db" --baseline label:cand --candidate label:slow >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-    [ "$rc" -eq 1 ] || [ "$rc" -eq 3 ] || fail "gate with a run on another placement exited $rc: $(cat "$tmp/err")"
-    out=$(cat "$tmp/out")
+    # A side's run probed on the other placement is named, and the side measured two machines:
+    # inconclusive, whatever the tests say.
+    expect 3 "$cb" gate --db "$db" --baseline label:cand --candidate label:slow
     has "$out" "# warning: run 2 of the baseline was probed on another placement of the CPUs than the rest of its side"
-    has "$out" "3 baseline and 3 candidate replicate(s)"
+    has "$out" "gate: inconclusive: run 2 of the baseline was probed on another placement"
+    has "$out" "the machine moved during that side's runs"
     # Every candidate run on the far placement: whatever the tests say, the sides measured two
     # machines, and the gate says so (exit 3) rather than a regression.
     cp "$db" "$tmp/moved.db"
     python3 - "$tmp/moved.db" <<'PY'
 import json, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
+far = 10 * max(json.loads(j)["round_trip"]["median_ns"] for (j,) in c.execute("select json from run_details where kind = 'cpu-load'") if "round_trip" in json.loads(j))
 for run in (3, 6, 9):
     doc = json.loads(c.execute("select json from run_details where run_id = ? and kind = 'cpu-load'", (run,)).fetchone()[0])
-    doc["round_trip"]["median_ns"] *= 10
+    doc["round_trip"]["median_ns"] = far
     c.execute("update run_details set json = ? where run_id = ? and kind = 'cpu-load'", (json.dumps(doc), run))
 c.commit()
 PY
