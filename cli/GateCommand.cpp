@@ -147,18 +147,18 @@ constexpr const char* kRule =
     "     runs per side are judged against the machine's known noise (unless the sides' own\n"
     "     runs spread clearly more: an F test at 0.02); a stored run whose ranks' CPUs were\n"
     "     2x nearer or farther apart than every run of the sides' (the round trip `run`\n"
-    "     stores) measured another machine and is left out (a side's run 2x from the median\n"
-    "     of its side is named in a warning); sides 2x apart are inconclusive. A test whose\n"
-    "     values fall in two\n"
-    "     modes (one side's runs in both while fewer than 8 builds are stored, or the runs of\n"
-    "     two stored builds and a quarter of them) is inconclusive unless most runs of each\n"
-    "     side sit in the same mode:\n"
+    "     stores) measured another machine and is left out; sides 2x apart, or a side with a\n"
+    "     run 2x from its side's median (named in a warning), measured two machines and are\n"
+    "     inconclusive. A test whose values fall in two modes (one side's runs in both while\n"
+    "     fewer than 8 builds are stored, or the runs of two stored builds and a quarter of\n"
+    "     them) is inconclusive unless most runs of each side sit in the same mode:\n"
     "     'this case has two modes (X and Y GB/s)', or the runs were interleaved and the same\n"
     "     build visits the candidate's mode too rarely for all its runs to land there by\n"
     "     chance (then it is a change). A case flagged through its series or the\n"
     "     whole run says so beside its own p. A point whose run value is over 4x its fastest\n"
-    "     iteration waited for a CPU and is left out; a case left out so in most runs of a\n"
-    "     side is not tested.\n"
+    "     iteration, or whose fastest is 4x its side's median for the case (unless most of\n"
+    "     its run is), waited for a CPU and is left out; a case left out so in most runs of\n"
+    "     a side is not tested.\n"
     "  5c. As measured: with 4 stored builds of a case or more, the case's own values (not\n"
     "     net of its run) are also tested, against the runs' spread plus the spread of the\n"
     "     stored builds' means of the case net of their runs (a state of the machine that\n"
@@ -282,10 +282,9 @@ int doGate(const GateArgs& a) {
   if (!moved.empty() && c.runProblems.empty() && !failedCases &&
       c.outcome != GateOutcome::kNothingComparable && c.tooFewNote.empty()) {
     // A confounded comparison decides nothing: the machine changed with the build or within a
-    // side (seen: a
-    // same-build gate at -68.7% whose candidate ran at 220 ns, its baseline at 110). That is
-    // also the reason to give when the tests were inconclusive anyway: more runs taken so would
-    // not settle it.
+    // side (seen: a same-build gate at -68.7% whose candidate ran at 220 ns, its baseline at
+    // 110). That is also the reason to give when the tests were inconclusive anyway: more runs
+    // taken so would not settle it.
     c.outcome = GateOutcome::kInconclusive;
     c.modesNote = moved;
   }
