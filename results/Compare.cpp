@@ -431,32 +431,35 @@ SideValues collect(const RunSet& set, const CompareOptions& o, const std::set<Ca
   for (const ResultRecord& r : set.results) {
     if (isOk(&r) && !r.samplesUs.empty()) fastestOf[CaseKey::of(r)].push_back(fastest(r));
   }
-  auto farFromItsSide = [&](const ResultRecord& r) {
-    const std::vector<double>& all = fastestOf[CaseKey::of(r)];
-    return all.size() >= 3 && !r.samplesUs.empty() &&
-           fastest(r) > kDescheduledRatio * percentile(all, 0.5);
-  };
+  std::map<CaseKey, double> medianFastest;  // of cases measured by 3 runs or more
+  for (const auto& [key, all] : fastestOf) {
+    if (all.size() >= 3) medianFastest[key] = percentile(all, 0.5);
+  }
   // A whole run that far is a state of the machine, which the run's level and the modes judge
   // (a baseline run 100x slower as a whole is evidence the machine goes there): only points far
   // while most of their run is not are left out.
+  std::vector<bool> far(set.results.size(), false);
   std::map<int64_t, std::pair<int, int>> farInRun;  // run id: points far, points
-  for (const ResultRecord& r : set.results) {
+  for (size_t i = 0; i < set.results.size(); ++i) {
+    const ResultRecord& r = set.results[i];
     if (!isOk(&r) || r.samplesUs.empty()) continue;
-    auto& [far, all] = farInRun[r.runId];
-    far += farFromItsSide(r);
-    ++all;
+    auto mid = medianFastest.find(CaseKey::of(r));
+    far[i] = mid != medianFastest.end() && fastest(r) > kDescheduledRatio * mid->second;
+    farInRun[r.runId].first += far[i];
+    ++farInRun[r.runId].second;
   }
-  auto waitedThroughout = [&](const ResultRecord& r) {
-    const auto& [far, all] = farInRun[r.runId];
-    return farFromItsSide(r) && 2 * far < all;
+  auto waitedThroughout = [&](size_t i) {
+    const auto& [farPoints, points] = farInRun[set.results[i].runId];
+    return far[i] && 2 * farPoints < points;
   };
   std::map<std::pair<int64_t, CaseKey>, int> seen;
-  for (const ResultRecord& r : set.results) {
+  for (size_t i = 0; i < set.results.size(); ++i) {
+    const ResultRecord& r = set.results[i];
     CaseKey key = CaseKey::of(r);
     int cycle = seen[{r.runId, key}]++;
     out.anySamples = out.anySamples || !r.samplesUs.empty();
     if (!keep.contains(key) || !isOk(&r)) continue;
-    if (descheduledPoint(r.samplesUs, o.runQuantile) || waitedThroughout(r)) {
+    if (descheduledPoint(r.samplesUs, o.runQuantile) || waitedThroughout(i)) {
       ++out.descheduled;  // its value is the scheduler's, not the code's: no replicate here
       ++out.descheduledOf[key];
       continue;
@@ -884,8 +887,8 @@ Evidence asMeasuredEvidence(const CompareWork& w, const CaseKey& key) {
 struct TestPlan {
   bool enough = false;  // replicates enough for any test
   bool testCases = false, testSeries = false;
-  std::map<CaseKey, int> seriesCases;  // per series, its cases with values on both sides
-  std::set<CaseKey> asMeasured;        // cases also tested as measured (rule 5c)
+  std::map<CaseKey, int> seriesCases;      // per series, its cases with values on both sides
+  std::map<CaseKey, Evidence> asMeasured;  // cases also tested as measured (rule 5c), with theirs
   double alphaWhole = 0, alphaConfined = 0;
   double alphaOneConfined = 0;  // the MDC of a confined test: Holm's strictest step
 };
@@ -903,8 +906,8 @@ TestPlan planTests(const Comparison& out, const CompareWork& w, const CompareOpt
   p.testCases = dataCases >= 2;
   if (p.testCases) {
     for (const auto& [key, d] : w.data) {
-      if (!d.base.empty() && !d.cand.empty() && asMeasuredEvidence(w, key).builds.known)
-        p.asMeasured.insert(key);
+      if (d.base.empty() || d.cand.empty()) continue;
+      if (Evidence e = asMeasuredEvidence(w, key); e.builds.known) p.asMeasured[key] = std::move(e);
     }
   }
   p.testSeries =
@@ -1011,8 +1014,8 @@ void compareCase(CaseComparison& c, const CompareWork& w, const TestPlan& p,
       learnedModes(c, w, o);
     }
     family.push_back(&c.confined);
-    if (p.asMeasured.contains(c.key)) {
-      runTest(c.asMeasured, d.base, d.cand, p.alphaOneConfined, o, asMeasuredEvidence(w, c.key));
+    if (auto e = p.asMeasured.find(c.key); e != p.asMeasured.end()) {
+      runTest(c.asMeasured, d.base, d.cand, p.alphaOneConfined, o, e->second);
       family.push_back(&c.asMeasured);
     }
   } else {

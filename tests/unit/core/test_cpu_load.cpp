@@ -107,13 +107,19 @@ TEST(CpuLoad, OthersOnCpusTheRanksLeaveFreeDoNotCompete) {
       cpuContention(std::vector<std::string>(2, "500 0.05 0.04 0:0.05 1:0.05"), two)[0].contended);
 }
 
-TEST(CpuRoundTrip, TimesACacheLineBetweenTwoCpusOrSaysItCouldNot) {
-  cpu_set_t set;
-  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+// The first two CPUs of an affinity mask (fewer when it allows fewer).
+std::vector<int> firstTwo(const cpu_set_t& set) {
   std::vector<int> cpus;
   for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
   }
+  return cpus;
+}
+
+TEST(CpuRoundTrip, TimesACacheLineBetweenTwoCpusOrSaysItCouldNot) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const std::vector<int> cpus = firstTwo(set);
   EXPECT_FALSE(measureCpuRoundTrip(0, 0).known());  // one CPU is no distance
   EXPECT_FALSE(measureCpuRoundTrip(-1, 0).known());
   if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed";
@@ -149,10 +155,7 @@ TEST(CpuRoundTrip, GivingUpWhileTheHelperIsPreemptedNeverHangs) {
   // over and over while the helper is preempted.
   cpu_set_t set;
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
+  const std::vector<int> cpus = firstTwo(set);
   if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed";
   std::atomic<bool> stop{false};
   std::thread hog([&] {
