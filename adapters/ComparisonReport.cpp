@@ -255,6 +255,12 @@ std::string renderText(const Comparison& c, const LoadedRuns& runs, bool allCase
   for (const std::string& w : runs.warnings) out += fmt::format("# warning: {}\n", w);
   if (!c.environmentNote.empty()) out += fmt::format("# note: {}\n", c.environmentNote);
   if (!c.tooFewNote.empty()) out += fmt::format("# note: {}\n", c.tooFewNote);
+  if (c.algbwCases > 0) {
+    out += fmt::format(
+        "# note: {} case(s) of one rank compared by algbw: one rank has no busbw (nccl-tests' "
+        "factor is 0 there)\n",
+        c.algbwCases);
+  }
   if (c.descheduledPoints > 0) {
     out += fmt::format(
         "# note: {} point(s) left out: most of their iterations waited for a CPU (the run value "
@@ -465,6 +471,7 @@ std::string renderJson(const Comparison& c, const LoadedRuns& runs) {
   j["environment_note"] = c.environmentNote;
   j["history_runs"] = c.historyRuns;
   j["descheduled_points"] = c.descheduledPoints;
+  j["algbw_cases"] = c.algbwCases;
   j["modes_note"] = c.modesNote;
   j["whole_run"] = levelJson(c.wholeRun);
   j["counts"] = {{"cases", n.cases},

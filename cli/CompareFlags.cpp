@@ -11,7 +11,8 @@ namespace cb::cli {
 
 void addCompareFlags(CLI::App& sub, CompareFlags& f) {
   addDbOption(&sub, f.db);
-  sub.add_option("--metric", f.metric, "busbw (higher is better) or time (lower is better)")
+  sub.add_option("--metric", f.metric,
+                 "busbw (higher is better; one rank has none: its algbw) or time (lower is better)")
       ->capture_default_str();
   sub.add_option("--threshold", f.threshold,
                  "Change the gate must be able to detect (percent); significant changes from half "

@@ -116,12 +116,18 @@ int doHistory(const HistoryArgs& a) {
     });
     // Unknown values (NULL: a log without that column) are shown as "-" and skipped.
     std::vector<std::optional<double>> values;
+    // One rank has no busbw (nccl-tests' factor is 0 there): its algbw is shown, as gate compares.
+    const bool algbw = busbw && std::all_of(points.begin(), points.end(), [](const auto& p) {
+                         return p.result.busbw == 0.0 && p.result.algbw > 0.0;
+                       });
     for (const HistoryPoint& p : points) {
       const ResultRecord& r = p.result;
-      values.push_back(busbw         ? r.busbw
+      values.push_back(algbw         ? r.algbw
+                       : busbw       ? r.busbw
                        : r.timeKnown ? std::optional<double>(r.timeUs)
                                      : std::nullopt);
     }
+    const std::string shown = algbw ? "algbw" : std::string(metricName(metric));
     auto change = [](const std::optional<double>& from, const std::optional<double>& to) {
       return from && to && *from > 0 ? std::optional<double>((*to - *from) / *from * 100)
                                      : std::nullopt;
@@ -129,14 +135,17 @@ int doHistory(const HistoryArgs& a) {
     std::string statistic = points.back().result.statistic;
     auto overall = values.size() > 1 ? change(values.front(), values.back()) : std::nullopt;
     std::string trend = overall ? fmt::format(", {:+.1f}% first to last", *overall) : "";
-    fmt::print("{}# {}   {} ({}{})   {}   {} run(s){}\n", first ? "" : "#\n", key.toString(),
-               metricName(metric), metricUnit(metric), busbw ? "" : ", " + statistic,
+    fmt::print("{}# {}   {} ({}{})   {}   {} run(s){}\n", first ? "" : "#\n", key.toString(), shown,
+               metricUnit(metric),
+               algbw   ? ": one rank has no busbw"
+               : busbw ? ""
+                       : ", " + statistic,
                sparkline(values), points.size(), trend);
     first = false;
     TextTable table({{"run", A::kRight},
                      {"started (UTC)"},
                      {"label"},
-                     {std::string(metricName(metric)), A::kRight},
+                     {shown, A::kRight},
                      {"vs prev", A::kRight},
                      {"iters", A::kRight},
                      {"cv", A::kRight},

@@ -356,6 +356,10 @@ namespace {
 
 bool isOk(const ResultRecord* r) { return r->status == ResultStatus::kOk && r->wrong <= 0; }
 
+bool usesAlgbw(const ResultRecord& r, Metric metric) {
+  return metric == Metric::kBusbw && r.busbw == 0.0 && r.algbw > 0.0;
+}
+
 // The value of the metric for one result: the median of its iterations when samples were kept,
 // else the reported value (imports). busbw is proportional to 1 / time for a given case, scaled
 // so the reported time maps to the reported busbw. nullopt when the metric is unknown.
@@ -364,9 +368,13 @@ std::optional<double> metricValue(const ResultRecord& r, Metric metric, double q
   if (metric == Metric::kTime) {
     return t > 0 && std::isfinite(t) ? std::optional<double>(t) : std::nullopt;
   }
-  if (!(r.busbw > 0) || !std::isfinite(*r.busbw)) return std::nullopt;
-  if (r.samplesUs.empty() || !(r.timeUs > 0) || !(t > 0)) return r.busbw;
-  return *r.busbw * r.timeUs / t;
+  // One rank has no busbw: nccl-tests' factors (2(n-1)/n, (n-1)/n) are 0 there. Its algbw, the
+  // same 1 / time scaled by the case's bytes, stands in, so a one-GPU runner's gate tests cases.
+  std::optional<double> bw = r.busbw;
+  if (usesAlgbw(r, metric)) bw = r.algbw;
+  if (!(bw > 0) || !std::isfinite(*bw)) return std::nullopt;
+  if (r.samplesUs.empty() || !(r.timeUs > 0) || !(t > 0)) return bw;
+  return *bw * r.timeUs / t;
 }
 
 // log of a value, signed so that larger is worse.
@@ -1283,6 +1291,13 @@ Comparison compareRuns(const RunSet& base, const RunSet& cand, const CompareOpti
   w.bv = collect(base, o, w.testable);
   w.cv = collect(cand, o, w.testable);
   out.descheduledPoints = w.bv.descheduled + w.cv.descheduled;
+  std::set<CaseKey> byAlgbw;
+  for (const RunSet* side : {&base, &cand}) {
+    for (const ResultRecord& r : side->results) {
+      if (usesAlgbw(r, o.metric)) byAlgbw.insert(CaseKey::of(r));
+    }
+  }
+  for (const CaseComparison& c : out.cases) out.algbwCases += byAlgbw.contains(c.key);
   w.scheduled = mostlyDescheduled(w.bv, w.cv);
   out.baseReplicates = static_cast<int>(w.bv.byReplicate.size());
   out.candReplicates = static_cast<int>(w.cv.byReplicate.size());

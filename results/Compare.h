@@ -318,6 +318,7 @@ struct Comparison {
   int runsNeeded = 0;   // per side, when inconclusive for want of replicates (0: unknown)
   int historyRuns = 0;  // replicates of stored runs (the lookback window) that joined the tests
   int descheduledPoints = 0;  // points of either side left out as descheduled (descheduledPoint)
+  int algbwCases = 0;  // cases of one rank, compared by algbw: they have no busbw (metricValue)
   // Set when a test was inconclusive because its values have two modes: what to say, one line.
   std::string modesNote;
   int count(Verdict v) const;

@@ -8,6 +8,8 @@
 # history (--lookback 0) on the same runs, for comparison.
 #
 # usage: scripts/gate-error-rates.sh COLLBENCH OUTDIR [SAME_GATES [SLOW_GATES]]
+# GATE_RUN_FLAGS replaces the runs' world and variant (default "--np 2 --algo ring"; on one GPU,
+# "--np 1 --algo nccl").
 # writes OUTDIR/gates.db (the runs) and OUTDIR/gates.tsv (one line per gate), prints the totals.
 # REGATE=1 measures nothing: it decides again every gate of OUTDIR/gates.tsv from the runs in
 # OUTDIR/gates.db (a gate reads only runs started before its own, so its history is as it was).
@@ -24,8 +26,9 @@ tsv="$out/gates.tsv"
 measure() { # LABEL [EXTRA...]
   local label=$1
   shift
-  "$cb" run allreduce --np 2 --algo ring -b 256K -e 1M -f 2 -n 30 --db "$db" --label "$label" \
-    "$@" >/dev/null
+  # shellcheck disable=SC2086 # GATE_RUN_FLAGS is a list of flags
+  "$cb" run allreduce ${GATE_RUN_FLAGS:---np 2 --algo ring} -b 256K -e 1M -f 2 -n 30 --db "$db" \
+    --label "$label" "$@" >/dev/null
 }
 
 gate() { # BASE CAND [EXTRA...]: prints the exit code, then the summary line

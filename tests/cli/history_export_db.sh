@@ -46,6 +46,17 @@ one_line_error "--since 'yesterday'"
 expect 2 "$cb" history allreduce --db "$db" --metric algbw
 one_line_error "--metric 'algbw'"
 
+# One rank has no busbw (nccl-tests' factor is 0): history shows its algbw and gate compares it,
+# where both printed nothing to compare before (a one-GPU CI runner's only world).
+one=(run allreduce --np 1 -b 1K -e 1K -n 5 -w 1 --algo ring --format none --db "$tmp/one.db")
+for l in a a b b; do expect 0 "$cb" "${one[@]}" --label $l; done
+expect 0 "$cb" history allreduce:ring/local:float:sum:1K:out:1 --db "$tmp/one.db"
+has "$out" "algbw (GB/s: one rank has no busbw)"
+out=$("$cb" gate --db "$tmp/one.db" --baseline label:a --candidate label:b 2>&1)
+[ $? -ne 2 ] || fail "gate on one rank: $out"
+has "$out" "2 case(s) of one rank compared by algbw"
+hasnt "$out" "no busbw values"
+
 # export: CSV and JSON of runs, results and samples parse back with the expected counts.
 expect 0 "$cb" export runs --db "$db"
 python3 - "$tmp/out" <<'EOF' || fail "runs CSV"

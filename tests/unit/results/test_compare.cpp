@@ -283,6 +283,41 @@ TEST(CompareRuns, UniformSlowdownIsCaughtWithEnoughRuns) {
   EXPECT_EQ(f.outcome, GateOutcome::kPass);
 }
 
+TEST(CompareRuns, OneRankIsComparedByAlgbw) {
+  // One rank has no busbw (nccl-tests' factor is 0): a one-GPU runner's gate compared nothing
+  // ("no busbw values") until its algbw stood in. A 30% slowdown on a quiet machine is caught,
+  // the same build does not regress, and the report counts the cases so compared.
+  auto oneRank = [](RunSet s) {
+    for (ResultRecord& r : s.results) {
+      r.nranks = 1;
+      r.algbw = r.busbw;
+      r.busbw = 0.0;
+    }
+    return s;
+  };
+  std::mt19937 rng(11);
+  Noise quiet{0.02, 0.02};
+  CompareOptions o;
+  Comparison slow = compareRuns(oneRank(replicates(1, 6, rng, quiet)),
+                                oneRank(replicates(100, 6, rng, quiet, 1.3)), o);
+  EXPECT_EQ(slow.outcome, GateOutcome::kRegression);
+  EXPECT_NEAR(slow.wholeRun.changePct, -23.1, 3);  // 1 / 1.3 - 1
+  EXPECT_EQ(slow.algbwCases, static_cast<int>(kSizes.size() * kVariants.size()));
+  Comparison same = compareRuns(oneRank(replicates(1, 6, rng, quiet)),
+                                oneRank(replicates(100, 6, rng, quiet)), o);
+  EXPECT_NE(same.outcome, GateOutcome::kRegression);
+  EXPECT_TRUE(same.wholeRun.tested);
+  // Two ranks keep busbw, and time is time.
+  Comparison two = compareRuns(replicates(1, 6, rng, quiet), replicates(100, 6, rng, quiet), o);
+  EXPECT_EQ(two.algbwCases, 0);
+  CompareOptions byTime;
+  byTime.metric = Metric::kTime;
+  Comparison t = compareRuns(oneRank(replicates(1, 6, rng, quiet)),
+                             oneRank(replicates(100, 6, rng, quiet, 1.3)), byTime);
+  EXPECT_EQ(t.algbwCases, 0);
+  EXPECT_EQ(t.outcome, GateOutcome::kRegression);
+}
+
 TEST(CompareRuns, RunsDisturbedAsAWholeNeitherHideNorFakeARegression) {
   // The noise measured here: run values within ~1.5%, but 15% of the runs 3x slower as a whole.
   // Set aside, they neither hide +10% (10 runs per side) nor raise false alarms; without that
