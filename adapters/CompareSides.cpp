@@ -2,6 +2,7 @@
 #include "adapters/CompareSides.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -130,6 +131,7 @@ SidesLoad sidesLoad(const Store& store, const LoadedRuns& runs) {
           state.competing = std::max(state.competing, c.competingCpus);
         }
         if (rec.roundTrip.known()) state.roundTripNs = rec.roundTrip.medianNs;
+        if (rec.roundTripAfter.known()) state.roundTripAfterNs = rec.roundTripAfter.medianNs;
       }
       out.push_back(state);
     }
@@ -194,31 +196,83 @@ std::string sidesLoadText(const SidesLoad& load) {
   return out;
 }
 
-std::vector<std::string> otherPlacements(const LoadedRuns& runs, const SidesLoad& load) {
-  std::vector<std::string> lines;
-  auto side = [&](const RunSet& set, const std::vector<RunCpuState>& states, const char* name) {
-    const double mid = middle(known(states, &RunCpuState::roundTripNs));
-    if (mid <= 0) return;
+std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& load,
+                                                 std::vector<std::string>& leftOut) {
+  std::vector<std::string> unconfirmed;
+  auto side = [&](RunSet& set, std::vector<RunCpuState>& states, const char* name) {
     // load lists the runs oldest first (by id); match them so.
     std::vector<RunRecord> inOrder = set.runs;
     std::sort(inOrder.begin(), inOrder.end(),
               [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
-    std::vector<std::string> apart;
-    for (size_t i = 0; i < inOrder.size() && i < states.size(); ++i) {
-      const double rt = states[i].roundTripNs;
-      if (rt > 0 && std::max(rt, mid) >= kRoundTripApart * std::min(rt, mid)) {
-        apart.push_back(fmt::format(
-            "run {} of the {} was probed on another placement of the CPUs than the rest of its "
-            "side (a cache line's round trip {:.0f} vs {:.0f} ns)",
-            inOrder[i].id, name, rt, mid));
+    inOrder.resize(std::min(inOrder.size(), states.size()));
+    std::set<int64_t> out;
+    std::vector<std::pair<int64_t, std::string>> moved;  // runs whose CPUs moved, and how
+    std::vector<std::string> confirmed;  // steady runs on another placement, left out
+    for (size_t i = 0; i < inOrder.size(); ++i) {
+      const RunCpuState& st = states[i];
+      if (placedApart(st.roundTripNs, st.roundTripAfterNs)) {
+        out.insert(inOrder[i].id);
+        moved.emplace_back(
+            inOrder[i].id,
+            fmt::format("its ranks' CPUs moved while it measured (a cache line's round trip {:.0f} "
+                        "ns before the sweep, {:.0f} ns after), so its figures mix two placements",
+                        st.roundTripNs, st.roundTripAfterNs));
+      }
+    }
+    std::vector<double> steady;
+    for (size_t i = 0; i < inOrder.size(); ++i) {
+      if (!out.contains(inOrder[i].id) && states[i].roundTripNs > 0) {
+        steady.push_back(states[i].roundTripNs);
+      }
+    }
+    const double mid = middle(steady);
+    std::vector<size_t> apart;
+    for (size_t i = 0; i < inOrder.size(); ++i) {
+      if (!out.contains(inOrder[i].id) && placedApart(states[i].roundTripNs, mid)) {
+        apart.push_back(i);
       }
     }
     // Only a minority is another placement; a side split evenly has no placement of its own.
-    if (2 * apart.size() < set.runs.size()) lines.insert(lines.end(), apart.begin(), apart.end());
+    const size_t kept = set.runs.size() - out.size();
+    if (!apart.empty() && 2 * apart.size() < kept) {
+      for (size_t i : apart) {
+        const RunCpuState& st = states[i];
+        if (st.roundTripAfterNs > 0) {
+          out.insert(inOrder[i].id);
+          confirmed.push_back(fmt::format(
+              "run {} left out of the {}: its ranks' CPUs were placed apart differently from the "
+              "rest of its side before and after it measured (a cache line's round trip {:.0f} "
+              "and {:.0f} ns vs {:.0f} ns), so it measured another machine",
+              inOrder[i].id, name, st.roundTripNs, st.roundTripAfterNs, mid));
+        } else {
+          unconfirmed.push_back(fmt::format(
+              "run {} of the {} was probed on another placement of the CPUs than the rest of its "
+              "side (a cache line's round trip {:.0f} vs {:.0f} ns)",
+              inOrder[i].id, name, st.roundTripNs, mid));
+        }
+      }
+    }
+    if (out.size() >= set.runs.size()) {
+      // Every run moved: nothing is left to compare, and the side decides nothing.
+      for (const auto& [id, why] : moved) {
+        unconfirmed.push_back(fmt::format("run {} of the {}: {}", id, name, why));
+      }
+      return;
+    }
+    for (const auto& [id, why] : moved) {
+      leftOut.push_back(fmt::format("run {} left out of the {}: {}", id, name, why));
+    }
+    for (std::string& line : confirmed) leftOut.push_back(std::move(line));
+    for (size_t i = inOrder.size(); i-- > 0;) {
+      if (out.contains(inOrder[i].id))
+        states.erase(states.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    std::erase_if(set.runs, [&](const RunRecord& r) { return out.contains(r.id); });
+    std::erase_if(set.results, [&](const ResultRecord& r) { return out.contains(r.runId); });
   };
   side(runs.base, load.base, "baseline");
   side(runs.cand, load.cand, "candidate");
-  return lines;
+  return unconfirmed;
 }
 
 std::string placementsDiffer(const SidesLoad& load) {

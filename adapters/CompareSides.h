@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/CpuRoundTrip.h"
 #include "results/Compare.h"
 #include "results/Store.h"
 
@@ -24,16 +25,12 @@ struct LoadedRuns {
 LoadedRuns loadRuns(const Store& store, const std::string& base, const std::string& cand,
                     bool strict);
 
-// Round trips this far apart (the larger over the smaller median) are two placements of the CPUs.
-// The development VM's two states, over 540 runs: medians 100-131 ns and 361-430 ns (p10s 70-130
-// and 210-250, too close to split by a ratio).
-inline constexpr double kRoundTripApart = 2.0;
-
 // Each run's CPUs as it measured (the run detail "cpu-load", results/CpuLoadDetail.h): what other
 // processes took from its ranks (the largest competing CPUs of its hosts) and the cache-line
 // round trip between the CPUs of ranks 0 and 1 (its median); -1 where the run has no figure.
 struct RunCpuState {
   double competing = -1, roundTripNs = -1;
+  double roundTripAfterNs = -1;  // probed again after the sweep (runs since session 19)
 };
 // Per side, oldest run first.
 struct SidesLoad {
@@ -49,12 +46,18 @@ std::string sidesLoadText(const SidesLoad& load);
 // decides nothing ("the sides ran on CPUs placed apart differently (...)"); "" otherwise.
 std::string placementsDiffer(const SidesLoad& load);
 
-// A run whose round trip lies kRoundTripApart or more from the median of its side's runs was
-// probed on another placement of the CPUs than the rest of its side (when the rest are most of
-// it): one warning line per such run. It stays in its side: the probe runs before the sweep, and
-// the VM changed placement between the two often enough (issue 26's round 30: a baseline run
-// probed near and measured far) that leaving such runs out made a same-build gate regress.
-std::vector<std::string> otherPlacements(const LoadedRuns& runs, const SidesLoad& load);
+// Runs that measured another machine than the rest of their side are left out of it (their
+// results too, and their entries in `load`), one line each in `leftOut`:
+// - a run whose round trips before and after its sweep are kRoundTripApart apart: its ranks'
+//   CPUs moved while it measured, so its figures mix two placements;
+// - a run probed on another placement than the median of its side, before the sweep and after
+//   it, when the rest are most of the side.
+// A run on another placement by its first probe alone (runs before session 19 have no second)
+// stays: the probe runs before the sweep, and the VM moved between the two often enough (issue
+// 26's round 30: a baseline run probed near and measured far) that leaving such runs out made a
+// same-build gate regress. Returns one warning line per such run; the side then decides nothing.
+std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& load,
+                                                 std::vector<std::string>& leftOut);
 
 // One side alone (gate --calibrate): the runs of `spec`, every one finished ok (else
 // UsageError); `name` gets how to name them.

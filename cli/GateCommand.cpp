@@ -41,19 +41,22 @@ struct GateArgs {
 };
 
 // A run's cache-line round trip between ranks 0 and 1's CPUs (median ns), -1 when not stored.
-double storedRoundTrip(const Store& store, int64_t runId) {
+// A stored run's round trips (medians, ns; -1: not stored), before and after its sweep.
+std::pair<double, double> storedRoundTrips(const Store& store, int64_t runId) {
   std::optional<std::string> doc = store.runDetail(runId, kCpuLoadDetail);
-  if (!doc) return -1;
-  const CpuRoundTrip rt = parseCpuLoadDetail(*doc).roundTrip;
-  return rt.known() ? rt.medianNs : -1;
+  if (!doc) return {-1, -1};
+  const CpuLoadRecord rec = parseCpuLoadDetail(*doc);
+  return {rec.roundTrip.known() ? rec.roundTrip.medianNs : -1,
+          rec.roundTripAfter.known() ? rec.roundTripAfter.medianNs : -1};
 }
 
 // The lookback window: stored runs of the environment both sides share, finished ok, not on
 // either side, not started after the newest run of the comparison, newest first, at most
 // `lookback`; and the newest calibration whose runs the window no longer holds. A stored run
 // whose CPUs were placed apart differently from every run of both sides (its round trip
-// kRoundTripApart beyond theirs, as `load` holds them) measured another machine and is left out;
-// `note` says how many.
+// kRoundTripApart beyond theirs, as `load` holds them) measured another machine and is left out,
+// as is one whose CPUs moved while it measured (its round trips before and after its sweep
+// kRoundTripApart apart); `note` says how many.
 History loadHistory(const Store& store, const LoadedRuns& runs, const SidesLoad& load, int lookback,
                     std::string& note) {
   History h;
@@ -83,25 +86,33 @@ History loadHistory(const Store& store, const LoadedRuns& runs, const SidesLoad&
   filter.fingerprint = fp;
   std::vector<RunRecord> stored = store.listRuns(filter);
   std::set<int64_t> window;
-  int placedApart = 0;
+  int apart = 0, moved = 0;
   for (const RunRecord& r : stored) {
     if (static_cast<int>(h.runs.runs.size()) >= lookback) break;
     if (r.status != RunStatus::kOk || inComparison.contains(r.id) || r.startedAt > newest) continue;
-    if (hi > 0) {
-      const double rt = storedRoundTrip(store, r.id);
-      if (rt > 0 && (rt < lo || rt > hi)) {
-        ++placedApart;
-        continue;
-      }
+    const auto [rt, after] = storedRoundTrips(store, r.id);
+    if (placedApart(rt, after)) {  // its CPUs moved while it measured: two machines' figures
+      ++moved;
+      continue;
+    }
+    if (hi > 0 && rt > 0 && (rt < lo || rt > hi)) {
+      ++apart;
+      continue;
     }
     window.insert(r.id);
     h.runs.runs.push_back(r);
   }
-  if (placedApart > 0) {
+  if (apart > 0) {
     note = fmt::format(
         "# history: {} stored run(s) left out: their ranks' CPUs were placed apart differently "
         "from the sides' (a cache line's round trip outside {:.0f}-{:.0f} ns)\n",
-        placedApart, lo, hi);
+        apart, lo, hi);
+  }
+  if (moved > 0) {
+    note += fmt::format(
+        "# history: {} stored run(s) left out: their ranks' CPUs moved while they measured (round "
+        "trips {}x apart before and after the sweep)\n",
+        moved, kRoundTripApart);
   }
   for (const RunRecord& r : h.runs.runs) {
     std::vector<ResultRecord> results = store.resultsWithSamples(r.id);
@@ -147,11 +158,15 @@ constexpr const char* kRule =
     "     runs per side are judged against the machine's known noise (unless the sides' own\n"
     "     runs spread clearly more: an F test at 0.02); a stored run whose ranks' CPUs were\n"
     "     2x nearer or farther apart than every run of the sides' (the round trip `run`\n"
-    "     stores) measured another machine and is left out; sides 2x apart, or a side with a\n"
-    "     run 2x from its side's median (named in a warning), measured two machines and are\n"
-    "     inconclusive. A test whose values fall in two modes (one side's runs in both while\n"
-    "     fewer than 8 builds are stored, or the runs of two stored builds and a quarter of\n"
-    "     them) is inconclusive unless most runs of each side sit in the same mode:\n"
+    "     probes before and after its sweep), or whose CPUs moved while it measured (its two\n"
+    "     probes 2x apart), measured another machine and is left out. A side's run that moved\n"
+    "     so, or that sat 2x from its side's median before and after its sweep, is left out of\n"
+    "     its side (a warning names it); sides 2x apart, or a side with a run 2x from its\n"
+    "     side's median by its first probe alone (runs of older builds), measured two\n"
+    "     machines and are inconclusive. A test whose values fall in two modes (one side's\n"
+    "     runs in both while fewer than 8 builds are stored, or the runs of two stored builds\n"
+    "     and a quarter of them) is inconclusive unless most runs of each side sit in the same\n"
+    "     mode:\n"
     "     'this case has two modes (X and Y GB/s)', or the runs were interleaved and the same\n"
     "     build visits the candidate's mode too rarely for all its runs to land there by\n"
     "     chance (then it is a change). A case flagged through its series or the\n"
@@ -262,8 +277,10 @@ int doGate(const GateArgs& a) {
   if (!a.output.empty()) checkOutputPath(a.output, "--output");
   Store store = Store::open(a.flags.db, false);
   LoadedRuns runs = loadRuns(store, a.baseline, a.candidate, true);
-  const SidesLoad load = sidesLoad(store, runs);
-  const std::vector<std::string> mixed = otherPlacements(runs, load);
+  SidesLoad load = sidesLoad(store, runs);
+  std::vector<std::string> leftOut;
+  const std::vector<std::string> mixed = leaveOutOtherPlacements(runs, load, leftOut);
+  for (const std::string& line : leftOut) runs.warnings.push_back(line);
   for (const std::string& line : mixed) runs.warnings.push_back(line);
   std::string placementNote;
   Comparison c = compareRuns(runs.base, runs.cand, options,

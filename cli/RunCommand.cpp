@@ -159,10 +159,22 @@ int doRun(const RunOptions& o) {
     // said when it made the ranks wait (the figures are then partly the scheduler's).
     const std::vector<CpuContention> load = gatherCpuContention(
         s.team().comm(), cpuBefore, s.hosts().hostOfRank, Deadline::after(o.measure.timeout));
-    if (root) s.setDetail(kCpuLoadDetail, cpuLoadDetail({load, roundTrip}));
+    // The same probe after the sweep: a VM's host that moved the vCPUs while the ranks measured
+    // shows as two placements (the figures then mix them); the others wait asleep again.
+    CpuRoundTrip after;
+    if (root && roundTrip.known()) after = ranksRoundTrip(s.topology().placements);
+    s.comm().idleBarrier(Deadline::after(o.measure.timeout));
+    if (root) s.setDetail(kCpuLoadDetail, cpuLoadDetail({load, roundTrip, after}));
     if (root) {
       progress.clear();
       report.finish(summary);
+      if (placedApart(roundTrip.medianNs, after.medianNs) && o.format != "none") {
+        fmt::print(out,
+                   "# cpus  : the ranks' CPUs moved while measuring: a cache line's round trip "
+                   "{:.0f} ns before the sweep, {:.0f} ns after (medians); the figures may mix "
+                   "two placements of the machine's CPUs (a VM's host moving its vCPUs)\n",
+                   roundTrip.medianNs, after.medianNs);
+      }
       if (const CpuContention* c = mostContended(load); c && o.format != "none") {
         fmt::print(out,
                    "# load: while measuring ({:.1f} s), {}: a rank waiting for its CPU times the "

@@ -21,6 +21,15 @@ struct CpuRoundTrip {
   bool known() const { return trips > 0; }
 };
 
+// Round trips this far apart (the larger over the smaller median) are two placements of the CPUs.
+// The development VM's two states, over 540 runs: medians 100-131 ns and 361-430 ns (p10s 70-130
+// and 210-250, too close to split by a ratio).
+inline constexpr double kRoundTripApart = 2.0;
+// Two medians (ns; <= 0: unknown) on two placements.
+inline bool placedApart(double x, double y) {
+  return x > 0 && y > 0 && (x > y ? x : y) >= kRoundTripApart * (x > y ? y : x);
+}
+
 // Pins the calling thread to `a` (its mask restored after) and a helper thread to `b`, then times
 // `trips` round trips; gives up after `budgetSeconds` (a CPU held by another process), keeping
 // what it timed if that is at least a tenth of them.

@@ -217,8 +217,10 @@ Undisturbed setAsideDisturbed(std::span<const double> a, std::span<const double>
   auto far = [&](double x, int s) { return std::abs(x - mid[s]) / scale > kDisturbedZ; };
   for (int s = 0; s < 2; ++s) {
     for (double x : s == 0 ? a : b) {
-      // No spread at all (half the values equal): nothing can be told disturbed.
-      const bool out = scale > 0 && far(x, s);
+      // No spread at all (half the values equal): nothing can be told disturbed. Nor on a side
+      // of two runs: both lie as far from their median, and which one was disturbed is unknown
+      // (a side's run left out for its placement left two, both set aside, nothing tested).
+      const bool out = scale > 0 && (s == 0 ? a : b).size() >= 3 && far(x, s);
       // A value set aside on one side that sits by the other side's median means the runs fall
       // in two groups (a busy machine's two modes) and the sides' medians in different ones:
       // setting aside would compare mode with mode. Keep everything; the spread then shows.

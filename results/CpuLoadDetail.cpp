@@ -21,6 +21,24 @@ json hostsJson(const std::vector<CpuContention>& hosts) {
   return a;
 }
 
+json roundTripJson(const CpuRoundTrip& t) {
+  return {{"cpus", {t.a, t.b}}, {"p10_ns", t.p10Ns}, {"median_ns", t.medianNs}, {"trips", t.trips}};
+}
+
+CpuRoundTrip roundTripOf(const json& t) {
+  CpuRoundTrip out;
+  if (!t.is_object()) return out;
+  if (t.contains("cpus") && t["cpus"].is_array() && t["cpus"].size() == 2 &&
+      t["cpus"][0].is_number_integer() && t["cpus"][1].is_number_integer()) {
+    out.a = t["cpus"][0].get<int>();
+    out.b = t["cpus"][1].get<int>();
+  }
+  out.p10Ns = t.value("p10_ns", 0.0);
+  out.medianNs = t.value("median_ns", 0.0);
+  out.trips = t.value("trips", 0);
+  return out;
+}
+
 }  // namespace
 
 std::string cpuContentionJson(const std::vector<CpuContention>& hosts) {
@@ -32,12 +50,8 @@ std::string cpuLoadDetail(const CpuLoadRecord& r) {
   j["format"] = "collbench-cpu-load";
   j["version"] = 1;
   j["hosts"] = hostsJson(r.hosts);
-  if (r.roundTrip.known()) {
-    j["round_trip"] = {{"cpus", {r.roundTrip.a, r.roundTrip.b}},
-                       {"p10_ns", r.roundTrip.p10Ns},
-                       {"median_ns", r.roundTrip.medianNs},
-                       {"trips", r.roundTrip.trips}};
-  }
+  if (r.roundTrip.known()) j["round_trip"] = roundTripJson(r.roundTrip);
+  if (r.roundTripAfter.known()) j["round_trip_after"] = roundTripJson(r.roundTripAfter);
   return j.dump();
 }
 
@@ -60,17 +74,8 @@ CpuLoadRecord parseCpuLoadDetail(const std::string& text) {
     c.contended = h.value("contended", false);
     out.hosts.push_back(c);
   }
-  if (j.contains("round_trip") && j["round_trip"].is_object()) {
-    const json& t = j["round_trip"];
-    if (t.contains("cpus") && t["cpus"].is_array() && t["cpus"].size() == 2 &&
-        t["cpus"][0].is_number_integer() && t["cpus"][1].is_number_integer()) {
-      out.roundTrip.a = t["cpus"][0].get<int>();
-      out.roundTrip.b = t["cpus"][1].get<int>();
-    }
-    out.roundTrip.p10Ns = t.value("p10_ns", 0.0);
-    out.roundTrip.medianNs = t.value("median_ns", 0.0);
-    out.roundTrip.trips = t.value("trips", 0);
-  }
+  if (j.contains("round_trip")) out.roundTrip = roundTripOf(j["round_trip"]);
+  if (j.contains("round_trip_after")) out.roundTripAfter = roundTripOf(j["round_trip_after"]);
   return out;
 }
 

@@ -18,13 +18,16 @@ inline constexpr const char* kCpuLoadDetail = "cpu-load";
 // contended.
 std::string cpuContentionJson(const std::vector<CpuContention>& hosts);
 // What a run stores: every host's contention, and the cache-line round trip between the CPUs of
-// ranks 0 and 1 (core/CpuRoundTrip.h; not known when they are on two hosts or one CPU).
+// ranks 0 and 1 (core/CpuRoundTrip.h; not known when they are on two hosts or one CPU), probed
+// before the sweep and again after it: a VM's host that moved its vCPUs during the sweep shows
+// as two figures kRoundTripApart apart (runs before session 19 have the first only).
 struct CpuLoadRecord {
   std::vector<CpuContention> hosts;
-  CpuRoundTrip roundTrip;
+  CpuRoundTrip roundTrip, roundTripAfter;
 };
 // The run detail: {"format": "collbench-cpu-load", "version": 1, "hosts": [...], "round_trip":
-// {"cpus": [a, b], "p10_ns", "median_ns", "trips"} (only when known)}.
+// {"cpus": [a, b], "p10_ns", "median_ns", "trips"}, "round_trip_after": {the same}} (each only
+// when known).
 std::string cpuLoadDetail(const CpuLoadRecord& r);
 // Its contents; empty when the text is not such a document.
 CpuLoadRecord parseCpuLoadDetail(const std::string& json);

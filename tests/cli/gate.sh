@@ -30,6 +30,28 @@ expect 0 env NCCL_ALGO=Tree "$cb" "${run[@]}" --label otherenv  # run 10: NCCL_*
 expect 0 "$cb" "${run[@]}" --label stopped                      # run 11, marked interrupted below
 python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("update runs set status = ? where id = 11", ("interrupted",)); c.commit()' "$db"
 base="label:$label"
+# set_probes DB RUNS BEFORE AFTER: the stored round trips (medians) of RUNS (a comma list), the
+# probe before the sweep and the one after it, each "far" (10x every stored run's), "x10" (10x
+# the run's first probe), "none" (not stored, as by an older build) or "keep".
+set_probes() {
+  python3 - "$@" <<'PY'
+import json, sqlite3, sys
+db, runs, before, after = sys.argv[1], [int(r) for r in sys.argv[2].split(",")], sys.argv[3], sys.argv[4]
+c = sqlite3.connect(db)
+rows = {r: json.loads(j) for (r, j) in c.execute("select run_id, json from run_details where kind = 'cpu-load'")}
+far = 10 * max(d["round_trip"]["median_ns"] for d in rows.values() if "round_trip" in d)
+for run in runs:
+    d = rows[run]
+    first = d["round_trip"]["median_ns"]
+    for key, how in (("round_trip", before), ("round_trip_after", after)):
+        if how == "none":
+            d.pop(key, None)
+        elif how in ("far", "x10"):
+            d[key]["median_ns"] = far if how == "far" else 10 * first
+    c.execute("update run_details set json = ? where run_id = ? and kind = 'cpu-load'", (json.dumps(d), run))
+c.commit()
+PY
+}
 # This VM's host moves its vCPUs between two placements every so often (round trips near 120 or
 # 390 ns), and a side probed on both is inconclusive by rule. What is checked here is the gate,
 # not the VM: every run's stored round trip is set to their median, and the checks below move
@@ -42,9 +64,10 @@ known = [d["round_trip"]["median_ns"] for (_, d) in rows if "round_trip" in d]
 if known:
     mid = statistics.median(known)
     for (run, d) in rows:
-        if "round_trip" in d:
-            d["round_trip"]["median_ns"] = mid
-            c.execute("update run_details set json = ? where run_id = ? and kind = 'cpu-load'", (json.dumps(d), run))
+        for probe in ("round_trip", "round_trip_after"):
+            if probe in d:
+                d[probe]["median_ns"] = mid
+        c.execute("update run_details set json = ? where run_id = ? and kind = 'cpu-load'", (json.dumps(d), run))
     c.commit()
 PY
 
@@ -64,42 +87,38 @@ loads=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).exec
 if [ "$(nproc)" -ge 2 ]; then
   has "$out" "# CPUs' distance (a cache line's round trip between ranks 0 and 1, median ns, per run): baseline "
   # (A probe another process starved stores no round trip: nothing to move then.)
-  moved=$(python3 - "$db" <<'PY'
-import json, sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-doc = json.loads(c.execute("select json from run_details where run_id = 2 and kind = 'cpu-load'").fetchone()[0])
-docs = [json.loads(j) for (j,) in c.execute("select json from run_details where run_id in (1, 2, 3, 4, 5, 6, 7, 8, 9) and kind = 'cpu-load'")]
-known = all("round_trip" in d for d in docs)
-if known:
-    # 10x beyond every run's: the VM may have probed some runs near and others far already.
-    doc["round_trip"]["median_ns"] = 10 * max(d["round_trip"]["median_ns"] for d in docs)
-    c.execute("update run_details set json = ? where run_id = 2 and kind = 'cpu-load'", (json.dumps(doc),))
-    c.commit()
-print("moved" if known else "unknown")
-PY
-  )
-  if [ "$moved" = moved ]; then
+  known=$(python3 -c 'import json, sqlite3, sys; docs = [json.loads(j) for (j,) in sqlite3.connect(sys.argv[1]).execute("select json from run_details where run_id <= 9 and kind = ?", ("cpu-load",))]; print(sum("round_trip" in d and "round_trip_after" in d for d in docs))' "$db")
+  if [ "$known" = 9 ]; then
+    # 10x beyond every run's, before and after its sweep: the VM may have probed some runs near
+    # and others far already.
+    set_probes "$db" 2 far far
     expect 1 "$cb" gate --db "$db" --baseline "$base" --candidate label:slow
     has "$out" "# history: 1 stored run(s) left out: their ranks' CPUs were placed apart differently"
-    # A side's run probed on the other placement is named, and the side measured two machines:
-    # inconclusive, whatever the tests say.
-    expect 3 "$cb" gate --db "$db" --baseline label:cand --candidate label:slow
+    # A side's run on the other placement before and after its sweep measured another machine:
+    # it is left out of its side, named, and the rest decide (500 us more per call: a regression).
+    expect 1 "$cb" gate --db "$db" --baseline label:cand --candidate label:slow
+    has "$out" "# warning: run 2 left out of the baseline: its ranks' CPUs were placed apart differently from the rest of its side before and after it measured"
+    has "$out" "2 baseline and 3 candidate replicate(s)"
+    # A run of an older build probed once, on the other placement: named, and the side
+    # measured two machines: inconclusive, whatever the tests say.
+    cp "$db" "$tmp/once.db"
+    set_probes "$tmp/once.db" 2 keep none
+    expect 3 "$cb" gate --db "$tmp/once.db" --baseline label:cand --candidate label:slow
     has "$out" "# warning: run 2 of the baseline was probed on another placement of the CPUs than the rest of its side"
     has "$out" "gate: inconclusive: run 2 of the baseline was probed on another placement"
     has "$out" "the machine moved during that side's runs"
+    # A run whose CPUs moved during its sweep (probed near before it, far after) is left out of
+    # its side, and of the history.
+    cp "$db" "$tmp/during.db"
+    set_probes "$tmp/during.db" 5 keep x10
+    expect 1 "$cb" gate --db "$tmp/during.db" --baseline "$base" --candidate label:slow
+    has "$out" "# history: 1 stored run(s) left out: their ranks' CPUs moved while they measured"
+    expect 1 "$cb" gate --db "$tmp/during.db" --baseline 4,5,8 --candidate label:slow
+    has "$out" "# warning: run 5 left out of the baseline: its ranks' CPUs moved while it measured"
     # Every candidate run on the far placement: whatever the tests say, the sides measured two
     # machines, and the gate says so (exit 3) rather than a regression.
     cp "$db" "$tmp/moved.db"
-    python3 - "$tmp/moved.db" <<'PY'
-import json, sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-far = 10 * max(json.loads(j)["round_trip"]["median_ns"] for (j,) in c.execute("select json from run_details where kind = 'cpu-load'") if "round_trip" in json.loads(j))
-for run in (3, 6, 9):
-    doc = json.loads(c.execute("select json from run_details where run_id = ? and kind = 'cpu-load'", (run,)).fetchone()[0])
-    doc["round_trip"]["median_ns"] = far
-    c.execute("update run_details set json = ? where run_id = ? and kind = 'cpu-load'", (json.dumps(doc), run))
-c.commit()
-PY
+    set_probes "$tmp/moved.db" 3,6,9 far far
     expect 3 "$cb" gate --db "$tmp/moved.db" --baseline "$base" --candidate label:slow
     has "$out" "gate: inconclusive: the ranks' CPUs were farther apart for the candidate's runs"
   else

@@ -151,6 +151,11 @@ TEST(RunLevelStats, RunsDisturbedAsAWholeAreSetAside) {
   EXPECT_FALSE(u.twoGroups);
   // No spread (half the values equal): nothing is told apart.
   EXPECT_EQ(setAsideDisturbed(std::vector<double>{1, 1, 1, 5}).setAsideA, 0);
+  // A side of two runs 30% apart beside a tight side: both lie as far from their median, and
+  // neither is set aside (both were, and the side had nothing left to test).
+  Undisturbed two = setAsideDisturbed(std::vector<double>{1.0, 1.3}, cand);
+  EXPECT_EQ(two.setAsideA, 0);
+  EXPECT_EQ(two.a.size(), 2u);
 }
 
 TEST(RunLevelStats, DetectableChangeAndRunsNeeded) {

@@ -62,32 +62,107 @@ TEST(CpuLoadDetail, TheGateListsEachSidesStateAndNotesWhatCanPassForAChange) {
   EXPECT_EQ(placementsDiffer({{S{0, 115}}, {S{0, -1}}}), "");  // unknown on one side
 }
 
+// A side of runs with these ids, one result each.
+RunSet side(std::initializer_list<int64_t> ids) {
+  RunSet set;
+  for (int64_t id : ids) {
+    RunRecord run;
+    run.id = id;
+    set.runs.push_back(run);
+    ResultRecord r;
+    r.runId = id;
+    set.results.push_back(r);
+  }
+  return set;
+}
+
 TEST(CpuLoadDetail, ARunProbedOnAnotherPlacementThanTheRestOfItsSideIsNamed) {
   using S = RunCpuState;
-  auto side = [](std::initializer_list<int64_t> ids) {
-    RunSet set;
-    for (int64_t id : ids) {
-      RunRecord run;
-      run.id = id;
-      set.runs.push_back(run);
-    }
-    return set;
-  };
   // Issue 26's round 26: the baseline's first run probed the VM's far placement (391 ns), its
   // other two the near one; the candidate's three the near one.
   const LoadedRuns runs{side({159, 157, 158}), side({160, 161, 162}), "b", "c", {}};
-  const SidesLoad load{{S{1.4, 391}, S{1.4, 130}, S{1.3, 131}},
-                       {S{1.2, 131}, S{1.3, 150}, S{1.6, 140}}};
-  const std::vector<std::string> lines = otherPlacements(runs, load);
+  LoadedRuns kept = runs;
+  SidesLoad load{{S{1.4, 391}, S{1.4, 130}, S{1.3, 131}}, {S{1.2, 131}, S{1.3, 150}, S{1.6, 140}}};
+  std::vector<std::string> leftOut;
+  const std::vector<std::string> lines = leaveOutOtherPlacements(kept, load, leftOut);
+  EXPECT_TRUE(leftOut.empty());  // probed before the sweep only: it stays, named
+  EXPECT_EQ(kept.base.runs.size(), 3u);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0],
             "run 157 of the baseline was probed on another placement of the CPUs than the rest of "
             "its side (a cache line's round trip 391 vs 131 ns)");
   // A side split evenly has no placement of its own; one of one placement apart from the other
   // side is what placementsDiffer judges.
-  const LoadedRuns even{side({1, 2}), side({3, 4, 5}), "b", "c", {}};
-  EXPECT_TRUE(
-      otherPlacements(even, {{S{0, 120}, S{0, 391}}, {S{0, 391}, S{0, 400}, S{0, 380}}}).empty());
+  LoadedRuns even{side({1, 2}), side({3, 4, 5}), "b", "c", {}};
+  SidesLoad evenLoad{{S{0, 120}, S{0, 391}}, {S{0, 391}, S{0, 400}, S{0, 380}}};
+  EXPECT_TRUE(leaveOutOtherPlacements(even, evenLoad, leftOut).empty());
+  EXPECT_TRUE(leftOut.empty());
+}
+
+TEST(CpuLoadDetail, ARunWhoseCpusMovedOrStayedElsewhereIsLeftOutOfItsSide) {
+  using S = RunCpuState;
+  // The baseline's run 2 moved during its sweep (probed 130 ns before, 390 after); the
+  // candidate's run 4 ran on the far placement before and after its sweep. Both are left out,
+  // with their results and their load entries; the rest stay.
+  LoadedRuns runs{side({1, 2, 3}), side({4, 5, 6}), "b", "c", {}};
+  SidesLoad load{{S{0, 120, 125}, S{0, 130, 390}, S{0, 125, -1}},
+                 {S{0, 391, 400}, S{0, 130, 128}, S{0, 131, 135}}};
+  std::vector<std::string> leftOut;
+  EXPECT_TRUE(leaveOutOtherPlacements(runs, load, leftOut).empty());
+  ASSERT_EQ(leftOut.size(), 2u);
+  EXPECT_EQ(leftOut[0],
+            "run 2 left out of the baseline: its ranks' CPUs moved while it measured (a cache "
+            "line's round trip 130 ns before the sweep, 390 ns after), so its figures mix two "
+            "placements");
+  EXPECT_EQ(leftOut[1],
+            "run 4 left out of the candidate: its ranks' CPUs were placed apart differently from "
+            "the rest of its side before and after it measured (a cache line's round trip 391 and "
+            "400 ns vs 131 ns), so it measured another machine");
+  auto ids = [](const RunSet& set) {
+    std::vector<int64_t> out;
+    for (const RunRecord& r : set.runs) out.push_back(r.id);
+    return out;
+  };
+  EXPECT_EQ(ids(runs.base), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(ids(runs.cand), (std::vector<int64_t>{5, 6}));
+  EXPECT_EQ(runs.base.results.size(), 2u);
+  EXPECT_EQ(runs.cand.results.size(), 2u);
+  ASSERT_EQ(load.base.size(), 2u);
+  EXPECT_EQ(load.base[1].roundTripNs, 125);
+  ASSERT_EQ(load.cand.size(), 2u);
+  EXPECT_EQ(load.cand[0].roundTripNs, 130);
+  // A side whose every run moved keeps them, and says why it decides nothing.
+  LoadedRuns moved{side({7, 8}), side({9, 10}), "b", "c", {}};
+  SidesLoad movedLoad{{S{0, 120, 390}, S{0, 400, 130}}, {S{0, 120, 125}, S{0, 130, 128}}};
+  leftOut.clear();
+  const std::vector<std::string> lines = leaveOutOtherPlacements(moved, movedLoad, leftOut);
+  EXPECT_TRUE(leftOut.empty());
+  EXPECT_EQ(lines.size(), 2u);
+  EXPECT_EQ(moved.base.runs.size(), 2u);
+  // Two runs each on their own placement, steady through their sweeps, in a side of two: no
+  // placement of its own, nothing left out (placementsDiffer judges the sides).
+  LoadedRuns two{side({11, 12}), side({13, 14, 15}), "b", "c", {}};
+  SidesLoad twoLoad{{S{0, 120, 121}, S{0, 391, 390}},
+                    {S{0, 120, 125}, S{0, 130, 128}, S{0, 125, 130}}};
+  EXPECT_TRUE(leaveOutOtherPlacements(two, twoLoad, leftOut).empty());
+  EXPECT_EQ(two.base.runs.size(), 2u);
+}
+
+TEST(CpuLoadDetail, TheRoundTripAfterTheSweepIsStoredBesideTheFirst) {
+  CpuLoadRecord r;
+  r.roundTrip = {0, 1, 90, 130, 20000};
+  r.roundTripAfter = {0, 1, 250, 390, 20000};
+  const CpuLoadRecord back = parseCpuLoadDetail(cpuLoadDetail(r));
+  EXPECT_EQ(back.roundTrip.medianNs, 130);
+  EXPECT_EQ(back.roundTripAfter.medianNs, 390);
+  EXPECT_EQ(back.roundTripAfter.p10Ns, 250);
+  EXPECT_EQ(back.roundTripAfter.b, 1);
+  // A run of an earlier build stored the first only.
+  r.roundTripAfter = {};
+  EXPECT_FALSE(parseCpuLoadDetail(cpuLoadDetail(r)).roundTripAfter.known());
+  EXPECT_TRUE(placedApart(130, 390));
+  EXPECT_FALSE(placedApart(130, 250));
+  EXPECT_FALSE(placedApart(130, -1));
 }
 
 }  // namespace
