@@ -232,8 +232,22 @@ std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& lo
         apart.push_back(i);
       }
     }
-    // Only a minority is another placement; a side split evenly has no placement of its own.
+    // Only a minority is another placement; a side split evenly has no placement of its own and
+    // measured two machines (round 50: a side left with a run at 130 ns and one at 391 beside a
+    // candidate at 390 took the upper one for its median and regressed).
     const size_t kept = set.runs.size() - out.size();
+    if (!apart.empty() && 2 * apart.size() >= kept) {
+      std::vector<std::string> figures;
+      for (size_t i = 0; i < inOrder.size(); ++i) {
+        if (!out.contains(inOrder[i].id) && states[i].roundTripNs > 0) {
+          figures.push_back(fmt::format("{:.0f}", states[i].roundTripNs));
+        }
+      }
+      unconfirmed.push_back(fmt::format(
+          "the {}'s runs were measured on two placements of the CPUs, neither most of them (a "
+          "cache line's round trip {} ns)",
+          name, fmt::join(figures, ", ")));
+    }
     if (!apart.empty() && 2 * apart.size() < kept) {
       for (size_t i : apart) {
         const RunCpuState& st = states[i];

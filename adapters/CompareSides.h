@@ -55,7 +55,8 @@ std::string placementsDiffer(const SidesLoad& load);
 // A run on another placement by its first probe alone (runs before session 19 have no second)
 // stays: the probe runs before the sweep, and the VM moved between the two often enough (issue
 // 26's round 30: a baseline run probed near and measured far) that leaving such runs out made a
-// same-build gate regress. Returns one warning line per such run; the side then decides nothing.
+// same-build gate regress. Returns one warning line per such run, and one per side whose runs
+// sit on two placements with neither most of them; the gate then decides nothing.
 std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& load,
                                                  std::vector<std::string>& leftOut);
 

@@ -91,12 +91,16 @@ TEST(CpuLoadDetail, ARunProbedOnAnotherPlacementThanTheRestOfItsSideIsNamed) {
   EXPECT_EQ(lines[0],
             "run 157 of the baseline was probed on another placement of the CPUs than the rest of "
             "its side (a cache line's round trip 391 vs 131 ns)");
-  // A side split evenly has no placement of its own; one of one placement apart from the other
-  // side is what placementsDiffer judges.
+  // A side split evenly has no placement of its own: it measured two machines, and says so (its
+  // median, the upper of two, sat on the candidate's placement and hid it from placementsDiffer).
   LoadedRuns even{side({1, 2}), side({3, 4, 5}), "b", "c", {}};
   SidesLoad evenLoad{{S{0, 120}, S{0, 391}}, {S{0, 391}, S{0, 400}, S{0, 380}}};
-  EXPECT_TRUE(leaveOutOtherPlacements(even, evenLoad, leftOut).empty());
+  EXPECT_EQ(leaveOutOtherPlacements(even, evenLoad, leftOut),
+            std::vector<std::string>{"the baseline's runs were measured on two placements of the "
+                                     "CPUs, neither most of them (a cache line's round trip 120, "
+                                     "391 ns)"});
   EXPECT_TRUE(leftOut.empty());
+  EXPECT_EQ(even.base.runs.size(), 2u);
 }
 
 TEST(CpuLoadDetail, ARunWhoseCpusMovedOrStayedElsewhereIsLeftOutOfItsSide) {
@@ -139,12 +143,26 @@ TEST(CpuLoadDetail, ARunWhoseCpusMovedOrStayedElsewhereIsLeftOutOfItsSide) {
   EXPECT_TRUE(leftOut.empty());
   EXPECT_EQ(lines.size(), 2u);
   EXPECT_EQ(moved.base.runs.size(), 2u);
-  // Two runs each on their own placement, steady through their sweeps, in a side of two: no
-  // placement of its own, nothing left out (placementsDiffer judges the sides).
+  // Round 50's gate 20: the baseline's run 116 moved during its sweep and is left out; the two
+  // left sit on two placements: the side measured two machines, and the gate decides nothing.
+  LoadedRuns r50{side({115, 116, 117}), side({118, 119, 120}), "b", "c", {}};
+  SidesLoad r50Load{{S{0, 130, 128}, S{0, 140, 381}, S{0, 391, 390}},
+                    {S{0, 390, 391}, S{0, 390, 388}, S{0, 390, 392}}};
+  leftOut.clear();
+  const std::vector<std::string> split = leaveOutOtherPlacements(r50, r50Load, leftOut);
+  ASSERT_EQ(leftOut.size(), 1u);
+  ASSERT_EQ(split.size(), 1u);
+  EXPECT_EQ(split[0],
+            "the baseline's runs were measured on two placements of the CPUs, neither most of them "
+            "(a cache line's round trip 130, 391 ns)");
+  // Two runs each on their own placement, steady through their sweeps, in a side of two: the
+  // same, and nothing is left out.
   LoadedRuns two{side({11, 12}), side({13, 14, 15}), "b", "c", {}};
   SidesLoad twoLoad{{S{0, 120, 121}, S{0, 391, 390}},
                     {S{0, 120, 125}, S{0, 130, 128}, S{0, 125, 130}}};
-  EXPECT_TRUE(leaveOutOtherPlacements(two, twoLoad, leftOut).empty());
+  leftOut.clear();
+  EXPECT_EQ(leaveOutOtherPlacements(two, twoLoad, leftOut).size(), 1u);
+  EXPECT_TRUE(leftOut.empty());
   EXPECT_EQ(two.base.runs.size(), 2u);
 }
 
