@@ -40,7 +40,6 @@ struct GateArgs {
   int lookback = 50;
 };
 
-// A run's cache-line round trip between ranks 0 and 1's CPUs (median ns), -1 when not stored.
 // A stored run's round trips (medians, ns; -1: not stored), before and after its sweep.
 std::pair<double, double> storedRoundTrips(const Store& store, int64_t runId) {
   std::optional<std::string> doc = store.runDetail(runId, kCpuLoadDetail);

@@ -88,6 +88,8 @@ if [ "$(nproc)" -ge 2 ]; then
   has "$out" "# CPUs' distance (a cache line's round trip between ranks 0 and 1, median ns, per run): baseline "
   # (A probe another process starved stores no round trip: nothing to move then.)
   known=$(python3 -c 'import json, sqlite3, sys; docs = [json.loads(j) for (j,) in sqlite3.connect(sys.argv[1]).execute("select json from run_details where run_id <= 9 and kind = ?", ("cpu-load",))]; print(sum("round_trip" in d and "round_trip_after" in d for d in docs))' "$db")
+  # Each run probes before and after its sweep; a starved probe may miss one, never all.
+  [ "$known" -gt 0 ] || fail "no run stored its CPUs' round trip after the sweep (round_trip_after)"
   if [ "$known" = 9 ]; then
     # 10x beyond every run's, before and after its sweep: the VM may have probed some runs near
     # and others far already.
