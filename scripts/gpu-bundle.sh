@@ -6,6 +6,7 @@
 # OUT_DIR/ then holds
 #   collbench, cb_unit_tests   launchers: set the library path, find NCCL, exec the binary
 #   gpu-check.sh               the one-GPU acceptance script (docs/GPU.md), run from here
+#   gpu-states.sh              what one GPU's two states follow (docs/GPU.md, "third loan")
 #   libexec/                   the stripped binaries
 #   lib/                       every shared library they load that a bare node lacks (ldd),
 #                              and hwloc's PCI plugin (lib/hwloc/, HWLOC_PLUGINS_PATH)
@@ -157,8 +158,10 @@ exec "\$bundle/libexec/$name" "\$@"
 EOF
   chmod +x "$out/$name"
 done
-cp "$here/gpu-check.sh" "$out/gpu-check.sh"
-chmod +x "$out/gpu-check.sh"
+for script in gpu-check.sh gpu-states.sh; do
+  cp "$here/$script" "$out/$script"
+  chmod +x "$out/$script"
+done
 
 total=$(du -sb "$out" | awk '{print $1}')
 {

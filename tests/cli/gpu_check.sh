@@ -42,6 +42,38 @@ python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["failed"] 
   "$tmp/check/summary.json" || fail "summary.json"
 ls "$tmp/check"/08-nccl-nccltests.log "$tmp/check"/08-nccl-nccltests.json >/dev/null || fail "step files"
 
+# scripts/gpu-states.sh (the next GPU loan's check of docs/GPU.md's two states): without a GPU one
+# line and exit 2; its bookkeeping here, with a stand-in nvidia-smi and the ring variant for NCCL.
+expect 2 bash "$src/scripts/gpu-states.sh" --collbench "$cb"
+one_line "$err"
+has "$err" "gpu-states: no NVIDIA GPU here"
+expect 2 bash "$src/scripts/gpu-states.sh" --rounds 0
+has "$err" "--rounds '0' is not a positive integer"
+mkdir -p "$tmp/fake"
+cat >"$tmp/fake/nvidia-smi" <<'SMI'
+#!/bin/bash
+[ "$1" = -L ] && { echo "GPU 0: stand-in"; exit 0; }
+while true; do echo "2026/11/27 00:00:00.000, 1980 MHz, 3201 MHz, P0, 100.00 W"; sleep 0.1; done
+SMI
+cat >"$tmp/fake/collbench" <<WRAP
+#!/bin/bash
+args=("\$@")
+# NCCL's variant becomes ring; the warm variant's 20000 warm-ups (for a GPU's clocks) become 5.
+for i in "\${!args[@]}"; do
+  [ "\${args[\$i]}" = nccl ] && args[\$i]=ring
+  [ "\${args[\$i]}" = 20000 ] && args[\$i]=5
+done
+exec "$cb" "\${args[@]}"
+WRAP
+chmod +x "$tmp/fake/nvidia-smi" "$tmp/fake/collbench"
+expect 0 env PATH="$tmp/fake:$PATH" bash "$src/scripts/gpu-states.sh" --rounds 2 --out "$tmp/states" \
+  --collbench "$tmp/fake/collbench"
+rows=$(tail -n +2 "$tmp/states/runs.tsv" | awk -F'\t' '$5 ~ /^[0-9]+$/ && $6 == 0 && NF == 12 && $7 > 0' | wc -l)
+[ "$rows" -eq 6 ] || fail "gpu-states: 6 runs with their ids and figures expected: $(cat "$tmp/states/runs.tsv")"
+for v in auto last warm; do has "$out" "$v "; done
+has "$out" "in-place 256K median per run (us): "
+grep -q "1980 MHz" "$tmp/states/clocks.csv" || fail "gpu-states: no clocks logged"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1
