@@ -207,7 +207,7 @@ std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& lo
     inOrder.resize(std::min(inOrder.size(), states.size()));
     std::set<int64_t> out;
     std::vector<std::pair<int64_t, std::string>> moved;  // runs whose CPUs moved, and how
-    std::vector<std::string> confirmed;  // steady runs on another placement, left out
+    std::vector<size_t> steady;                          // the others with a probe, by index
     for (size_t i = 0; i < inOrder.size(); ++i) {
       const RunCpuState& st = states[i];
       if (placedApart(st.roundTripNs, st.roundTripAfterNs)) {
@@ -217,43 +217,43 @@ std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& lo
             fmt::format("its ranks' CPUs moved while it measured (a cache line's round trip {:.0f} "
                         "ns before the sweep, {:.0f} ns after), so its figures mix two placements",
                         st.roundTripNs, st.roundTripAfterNs));
+      } else if (st.roundTripNs > 0) {
+        steady.push_back(i);
       }
     }
-    std::vector<double> steady;
-    for (size_t i = 0; i < inOrder.size(); ++i) {
-      if (!out.contains(inOrder[i].id) && states[i].roundTripNs > 0) {
-        steady.push_back(states[i].roundTripNs);
+    if (!moved.empty() && out.size() >= set.runs.size()) {
+      // Every run moved: nothing is left to compare, and the side decides nothing.
+      for (const auto& [id, why] : moved) {
+        unconfirmed.push_back(fmt::format("run {} of the {}: {}", id, name, why));
       }
+      return;
     }
-    const double mid = middle(steady);
+    for (const auto& [id, why] : moved) {
+      leftOut.push_back(fmt::format("run {} left out of the {}: {}", id, name, why));
+    }
+    std::vector<double> figures;
+    for (size_t i : steady) figures.push_back(states[i].roundTripNs);
+    const double mid = middle(figures);
     std::vector<size_t> apart;
-    for (size_t i = 0; i < inOrder.size(); ++i) {
-      if (!out.contains(inOrder[i].id) && placedApart(states[i].roundTripNs, mid)) {
-        apart.push_back(i);
-      }
+    for (size_t i : steady) {
+      if (placedApart(states[i].roundTripNs, mid)) apart.push_back(i);
     }
-    // Only a minority is another placement; a side split evenly has no placement of its own and
-    // measured two machines (round 50: a side left with a run at 130 ns and one at 391 beside a
-    // candidate at 390 took the upper one for its median and regressed).
     const size_t kept = set.runs.size() - out.size();
     if (!apart.empty() && 2 * apart.size() >= kept) {
-      std::vector<std::string> figures;
-      for (size_t i = 0; i < inOrder.size(); ++i) {
-        if (!out.contains(inOrder[i].id) && states[i].roundTripNs > 0) {
-          figures.push_back(fmt::format("{:.0f}", states[i].roundTripNs));
-        }
-      }
-      unconfirmed.push_back(fmt::format(
-          "the {}'s runs were measured on two placements of the CPUs, neither most of them (a "
-          "cache line's round trip {} ns)",
-          name, fmt::join(figures, ", ")));
-    }
-    if (!apart.empty() && 2 * apart.size() < kept) {
+      // A side split evenly has no placement of its own and measured two machines (round 50: a
+      // side left with a run at 130 ns and one at 391 beside a candidate at 390 took the upper
+      // one for its median and regressed).
+      unconfirmed.push_back(
+          fmt::format("the {}'s runs were measured on two placements of the CPUs, neither most of "
+                      "them (a cache line's round trip {:.0f} ns)",
+                      name, fmt::join(figures, ", ")));
+    } else {
+      // Only a minority is another placement: left out when its second probe confirms it.
       for (size_t i : apart) {
         const RunCpuState& st = states[i];
         if (st.roundTripAfterNs > 0) {
           out.insert(inOrder[i].id);
-          confirmed.push_back(fmt::format(
+          leftOut.push_back(fmt::format(
               "run {} left out of the {}: its ranks' CPUs were placed apart differently from the "
               "rest of its side before and after it measured (a cache line's round trip {:.0f} "
               "and {:.0f} ns vs {:.0f} ns), so it measured another machine",
@@ -266,17 +266,6 @@ std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& lo
         }
       }
     }
-    if (out.size() >= set.runs.size()) {
-      // Every run moved: nothing is left to compare, and the side decides nothing.
-      for (const auto& [id, why] : moved) {
-        unconfirmed.push_back(fmt::format("run {} of the {}: {}", id, name, why));
-      }
-      return;
-    }
-    for (const auto& [id, why] : moved) {
-      leftOut.push_back(fmt::format("run {} left out of the {}: {}", id, name, why));
-    }
-    for (std::string& line : confirmed) leftOut.push_back(std::move(line));
     for (size_t i = inOrder.size(); i-- > 0;) {
       if (out.contains(inOrder[i].id))
         states.erase(states.begin() + static_cast<std::ptrdiff_t>(i));
@@ -292,7 +281,7 @@ std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& lo
 std::string placementsDiffer(const SidesLoad& load) {
   const double mb = middle(known(load.base, &RunCpuState::roundTripNs)),
                mc = middle(known(load.cand, &RunCpuState::roundTripNs));
-  if (mb <= 0 || mc <= 0 || std::max(mb, mc) < kRoundTripApart * std::min(mb, mc)) return "";
+  if (!placedApart(mb, mc)) return "";
   return fmt::format(
       "the ranks' CPUs were {} for the candidate's runs (a cache line's round trip {:.0f} vs "
       "{:.0f} ns): the machine placed its CPUs anew between the sides (a VM's host moving its "

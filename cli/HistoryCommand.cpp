@@ -117,9 +117,8 @@ int doHistory(const HistoryArgs& a) {
     // Unknown values (NULL: a log without that column) are shown as "-" and skipped.
     std::vector<std::optional<double>> values;
     // One rank has no busbw (nccl-tests' factor is 0 there): its algbw is shown, as gate compares.
-    const bool algbw = busbw && std::all_of(points.begin(), points.end(), [](const auto& p) {
-                         return p.result.busbw == 0.0 && p.result.algbw > 0.0;
-                       });
+    const bool algbw = busbw && std::all_of(points.begin(), points.end(),
+                                            [](const auto& p) { return busbwByAlgbw(p.result); });
     for (const HistoryPoint& p : points) {
       const ResultRecord& r = p.result;
       values.push_back(algbw         ? r.algbw

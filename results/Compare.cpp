@@ -352,6 +352,8 @@ Modes findModes(std::span<const GroupedValue> values, double minGap) {
   return best;
 }
 
+bool busbwByAlgbw(const ResultRecord& r) { return r.busbw == 0.0 && r.algbw > 0.0; }
+
 // ---- comparing runs ----
 
 namespace {
@@ -359,7 +361,7 @@ namespace {
 bool isOk(const ResultRecord* r) { return r->status == ResultStatus::kOk && r->wrong <= 0; }
 
 bool usesAlgbw(const ResultRecord& r, Metric metric) {
-  return metric == Metric::kBusbw && r.busbw == 0.0 && r.algbw > 0.0;
+  return metric == Metric::kBusbw && busbwByAlgbw(r);
 }
 
 // The value of the metric for one result: the median of its iterations when samples were kept,

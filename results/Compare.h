@@ -206,6 +206,9 @@ bool sidesInterleaved(std::span<const RunRecord> base, std::span<const RunRecord
 // ---- what is compared ----
 
 enum class Metric : uint8_t { kBusbw, kTime };
+// One rank has no busbw (nccl-tests' factors, 2(n-1)/n and the like, are 0 there): its algbw
+// stands in for it wherever busbw is compared or shown.
+bool busbwByAlgbw(const ResultRecord& r);
 Metric parseMetric(std::string_view text);  // busbw | time; UsageError
 std::string_view metricName(Metric m);
 std::string_view metricUnit(Metric m);  // "GB/s" | "us"
