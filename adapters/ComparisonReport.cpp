@@ -79,10 +79,13 @@ std::string direction(Metric m) {
 std::string describeOptions(const Comparison& c) {
   const CompareOptions& o = c.options;
   return fmt::format(
-      "metric {} ({}), threshold {:g}%, alpha {:g}, power {:g}%, sizes {}; {} baseline and {} "
-      "candidate replicate(s)",
-      metricName(o.metric), metricUnit(o.metric), o.threshold * 100, o.alpha, o.power * 100,
-      o.sizes.all() ? "all" : o.sizes.text(), c.baseReplicates, c.candReplicates);
+      "metric {} ({}) from each run's {}, threshold {:g}%, alpha {:g}, power {:g}%, sizes {}; "
+      "{} baseline and {} candidate replicate(s)",
+      metricName(o.metric), metricUnit(o.metric),
+      o.runQuantile <= 0 ? std::string("fastest iteration")
+                         : runValueName(o.runQuantile) + " of iterations",
+      o.threshold * 100, o.alpha, o.power * 100, o.sizes.all() ? "all" : o.sizes.text(),
+      c.baseReplicates, c.candReplicates);
 }
 
 std::string groupTitle(const CaseKey& k) {
@@ -238,7 +241,8 @@ std::string summaryLine(const Comparison& c) {
 
 // Says what every column means, once, under the tables (issue: "noise" was explained nowhere).
 constexpr const char* kLegend =
-    "# change: candidate vs baseline (geometric means of the replicates' medians), in the "
+    "# change: candidate vs baseline (geometric means of the replicates' run values, "
+    "--run-value), in the "
     "metric's own direction\n"
     "# vs run: the change net of the whole run's change (what the confined test judges); "
     "p(Holm): its p-value, Holm-corrected over every case and series\n"
@@ -246,7 +250,7 @@ constexpr const char* kLegend =
     "(not net of its run) against the spread of its runs and of the stored builds' means; a "
     "case flagged so says it in its note\n"
     "# mdc: the smallest change confined to the case that the test detects with the stated power "
-    "at these replicates; noise: run-to-run standard deviation of the case's replicate medians\n";
+    "at these replicates; noise: run-to-run standard deviation of the case's replicate values\n";
 
 std::string renderText(const Comparison& c, const LoadedRuns& runs, bool allCases, bool colour) {
   std::string out;
@@ -463,6 +467,7 @@ std::string renderJson(const Comparison& c, const LoadedRuns& runs) {
                   {"threshold_pct", c.options.threshold * 100},
                   {"alpha", c.options.alpha},
                   {"power", c.options.power},
+                  {"run_value", runValueName(c.options.runQuantile)},
                   {"sizes", c.options.sizes.all() ? "all" : c.options.sizes.text()},
                   {"allow_different_environment", c.options.allowDifferentEnvironment}};
   j["replicates"] = {{"baseline", c.baseReplicates}, {"candidate", c.candReplicates}};
@@ -556,6 +561,7 @@ std::string renderJunit(const Comparison& c, const LoadedRuns& runs) {
   property("metric", std::string(metricName(c.options.metric)));
   property("threshold", fmt::format("{:g}%", c.options.threshold * 100));
   property("alpha", fmt::format("{:g}", c.options.alpha));
+  property("run_value", runValueName(c.options.runQuantile));
   property("replicates", fmt::format("{} vs {}", c.baseReplicates, c.candReplicates));
   property("sizes", c.options.sizes.all() ? "all" : c.options.sizes.text());
   if (!c.environmentNote.empty()) property("environment", c.environmentNote);

@@ -24,8 +24,9 @@ void addCompareFlags(CLI::App& sub, CompareFlags& f) {
   sub.add_option("--sizes", f.sizes,
                  "Only these sizes: ranges and lists such as 1M-64M, 4K,1M, -64K, 1M-");
   sub.add_option("--run-value", f.runValue,
-                 "What stands for a run: median of its iterations, or p10 / p25 (low quantiles, "
-                 "steadier on a shared machine), or min")
+                 "What stands for a run: min (its fastest iteration: interference only adds "
+                 "time, so the steadiest on a shared machine), p10 / p25 (low quantiles), or "
+                 "median")
       ->capture_default_str();
   sub.add_option("--power", f.power,
                  "Probability of detecting a change of --threshold that the runs per side must "

@@ -17,7 +17,7 @@ struct CompareFlags {
   std::string threshold = "5%";
   double alpha = 0.01;
   std::string sizes;
-  std::string runValue = "p10";
+  std::string runValue = "min";
   double power = 0.9;
   bool allowDifferentEnvironment = false;
 };

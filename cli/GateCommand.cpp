@@ -135,8 +135,8 @@ History loadHistory(const Store& store, const LoadedRuns& runs, const SidesLoad&
 constexpr const char* kRule =
     "Decision rule (docs/ARCHITECTURE.md argues it):\n"
     "  1. The unit of replication is the run (or one cycle of a -N sweep): each gives one value\n"
-    "     per case, a quantile of its iterations (--run-value, default p10: interference only\n"
-    "     adds time). K baseline runs are compared with M candidate runs on the logarithm of\n"
+    "     per case, its fastest iteration (--run-value, default min: interference only adds\n"
+    "     time). K baseline runs are compared with M candidate runs on the logarithm of\n"
     "     these values (changes are ratios).\n"
     "  2. Whole run: each run's level (its median deviation over the cases) is compared by a\n"
     "     Student t-test, K against M: a change common to every case. Runs a busy machine\n"

@@ -48,6 +48,11 @@ Metric parseMetric(std::string_view text) {
 
 std::string_view metricName(Metric m) { return m == Metric::kBusbw ? "busbw" : "time"; }
 std::string_view metricUnit(Metric m) { return m == Metric::kBusbw ? "GB/s" : "us"; }
+std::string runValueName(double quantile) {
+  if (quantile <= 0) return "min";
+  if (std::abs(quantile - 0.5) < 1e-9) return "median";
+  return fmt::format("p{:g}", quantile * 100);
+}
 
 double parseThreshold(std::string_view text) {
   std::string_view t = trim(text);

@@ -212,6 +212,9 @@ bool busbwByAlgbw(const ResultRecord& r);
 Metric parseMetric(std::string_view text);  // busbw | time; UsageError
 std::string_view metricName(Metric m);
 std::string_view metricUnit(Metric m);  // "GB/s" | "us"
+// The --run-value name of a quantile of a run's iterations: "min", "p10", "p25", "median"
+// (another quantile as "pNN").
+std::string runValueName(double quantile);
 
 struct CompareOptions {
   Metric metric = Metric::kBusbw;
@@ -221,10 +224,11 @@ struct CompareOptions {
   // sized for 80% lets one regression of the threshold in five through, and 90% costs ~27%
   // more runs.
   double power = 0.9;
-  // Which quantile of a run's iterations stands for the run (0.5: median, 0.1: the tenth
-  // percentile). Interference on a shared machine only ever adds time, so a low quantile
-  // tracks the code's cost more steadily than the median (docs/ARCHITECTURE.md).
-  double runQuantile = 0.1;
+  // Which quantile of a run's iterations stands for the run (0: the fastest, 0.1: the tenth
+  // percentile, 0.5: the median). Interference on a shared machine only ever adds time, so the
+  // fastest iteration tracks the code's cost most steadily (Chen and Revels 2016; measured in
+  // docs/ARCHITECTURE.md: fewer false alarms and more 30% slowdowns caught than p10).
+  double runQuantile = 0;
   SizeFilter sizes;
   // Compare runs whose environment fingerprints differ (each case is then marked so).
   bool allowDifferentEnvironment = false;
