@@ -9,7 +9,8 @@
 #
 # usage: scripts/gate-error-rates.sh COLLBENCH OUTDIR [SAME_GATES [SLOW_GATES]]
 # GATE_RUN_FLAGS replaces the runs' world and variant (default "--np 2 --algo ring"; on one GPU,
-# "--np 1 --algo nccl").
+# "--np 1 --algo nccl"). INTERLEAVE=1 takes each gate's runs as b c b c b c instead of b b b c c c
+# (the remedy the gate names for a machine state that lasts through one side's runs).
 # writes OUTDIR/gates.db (the runs) and OUTDIR/gates.tsv (one line per gate), prints the totals.
 # REGATE=1 measures nothing: it decides again every gate of OUTDIR/gates.tsv from the runs in
 # OUTDIR/gates.db (a gate reads only runs started before its own, so its history is as it was).
@@ -82,11 +83,16 @@ while [ "$done_same" -lt "$same" ] || [ "$done_slow" -lt "$slow" ]; do
     kind=same
     done_same=$((done_same + 1))
   fi
-  for r in 1 2 3; do measure "b$i"; done
-  if [ "$kind" = slow ]; then
-    for r in 1 2 3; do measure "c$i" --inject-delay 30%; done
+  slower=()
+  [ "$kind" = slow ] && slower=(--inject-delay 30%)
+  if [ "${INTERLEAVE:-0}" = 1 ]; then
+    for r in 1 2 3; do
+      measure "b$i"
+      measure "c$i" "${slower[@]}"
+    done
   else
-    for r in 1 2 3; do measure "c$i"; done
+    for r in 1 2 3; do measure "b$i"; done
+    for r in 1 2 3; do measure "c$i" "${slower[@]}"; done
   fi
   load=$(cut -d' ' -f1 /proc/loadavg)
   decide "$i" "$kind" "$load" "$tsv"
