@@ -279,8 +279,16 @@ std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& lo
 }
 
 std::string placementsDiffer(const SidesLoad& load) {
-  const double mb = middle(known(load.base, &RunCpuState::roundTripNs)),
-               mc = middle(known(load.cand, &RunCpuState::roundTripNs));
+  // A side whose runs split evenly between two placements has none of its own (its middle value
+  // is the upper of two, chance): leaveOutOtherPlacements says so instead.
+  auto placementOf = [](const std::vector<double>& xs) {
+    const double mid = middle(xs);
+    const auto apart =
+        std::count_if(xs.begin(), xs.end(), [&](double x) { return placedApart(x, mid); });
+    return apart > 0 && 2 * static_cast<size_t>(apart) >= xs.size() ? -1.0 : mid;
+  };
+  const double mb = placementOf(known(load.base, &RunCpuState::roundTripNs)),
+               mc = placementOf(known(load.cand, &RunCpuState::roundTripNs));
   if (!placedApart(mb, mc)) return "";
   return fmt::format(
       "the ranks' CPUs were {} for the candidate's runs (a cache line's round trip {:.0f} vs "

@@ -43,7 +43,8 @@ SidesLoad sidesLoad(const Store& store, const LoadedRuns& runs);
 // figure.
 std::string sidesLoadText(const SidesLoad& load);
 // When the sides' median round trips are kRoundTripApart or more apart, why a change between them
-// decides nothing ("the sides ran on CPUs placed apart differently (...)"); "" otherwise.
+// decides nothing ("the sides ran on CPUs placed apart differently (...)"); "" otherwise, and
+// when a side's runs split evenly between two placements (it has none to compare).
 std::string placementsDiffer(const SidesLoad& load);
 
 // Runs that measured another machine than the rest of their side are left out of it (their

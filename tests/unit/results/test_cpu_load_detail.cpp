@@ -60,6 +60,10 @@ TEST(CpuLoadDetail, TheGateListsEachSidesStateAndNotesWhatCanPassForAChange) {
   EXPECT_NE(placementsDiffer({{S{0, 115}, S{0, 120}}, {S{0, 381}, S{0, 390}}}), "");
   EXPECT_EQ(placementsDiffer({{S{0, 100}, S{0, 100}}, {S{0, 131}, S{0, 131}}}), "");
   EXPECT_EQ(placementsDiffer({{S{0, 115}}, {S{0, -1}}}), "");  // unknown on one side
+  // A side split evenly (an interleaved gate whose VM moved: 390 and 120 ns) has no placement to
+  // be closer or farther than the other's: the split is the reason, said elsewhere.
+  EXPECT_EQ(placementsDiffer({{S{0, 390}, S{0, 120}}, {S{0, 130}, S{0, 120}}}), "");
+  EXPECT_NE(placementsDiffer({{S{0, 390}, S{0, 380}, S{0, 120}}, {S{0, 130}, S{0, 120}}}), "");
 }
 
 // A side of runs with these ids, one result each.
