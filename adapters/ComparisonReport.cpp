@@ -267,9 +267,9 @@ std::string renderText(const Comparison& c, const LoadedRuns& runs, bool allCase
   }
   if (c.descheduledPoints > 0) {
     out += fmt::format(
-        "# note: {} point(s) left out: most of their iterations waited for a CPU (the run value "
-        "over {}x the fastest iteration)\n",
-        c.descheduledPoints, kDescheduledRatio);
+        "# note: {} point(s) left out: their iterations waited for a CPU (the run value over {}x "
+        "the point's fastest iteration, or that fastest over {}x its side's median fastest)\n",
+        c.descheduledPoints, kDescheduledRatio, kDescheduledRatio);
   }
   if (c.historyRuns > 0) {
     out += fmt::format(

@@ -295,12 +295,14 @@ TEST(DiagLinksLocal, FindsTheInjectedSlowLinkAndSlowRank) {
     });
     return out;
   };
-  // Exactly the injected fault is named, in one of 3 attempts: at these short counts a parallel
-  // ctest on 2 loaded cores added a false suspect (or missed on one metric) about 1 run in 10;
-  // the error rates at the CLI's counts are measured apart (notes). A broken engine never passes.
+  // Exactly the injected fault is named, in one of 5 attempts: at these short counts a parallel
+  // ctest on 2 loaded cores added a false suspect (or missed on one metric) about 1 run in 10,
+  // and alone on this VM 8 thread ranks with a 2x link named nothing in all of 3 attempts in 2
+  // of about 25 CI runs (sessions 18 and 20); the error rates at the CLI's counts are measured
+  // apart (notes). A broken engine never passes.
   auto exactly = [&](int n, const char* inject, const std::set<std::string>& want) {
     std::set<std::string> got;
-    for (int attempt = 0; attempt < 3 && got != want; ++attempt) {
+    for (int attempt = 0; attempt < 5 && got != want; ++attempt) {
       DiagLinksResult r = run(n, {parseInject(inject)});
       EXPECT_EQ(r.rounds, n % 2 == 0 ? n - 1 : n);
       EXPECT_EQ(r.repeats, 5);                 // schedules of the concurrent rounds
