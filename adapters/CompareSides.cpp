@@ -165,6 +165,10 @@ double middle(std::vector<double> xs) {
   return xs.empty() ? -1 : xs[xs.size() / 2];
 }
 
+// A side of `runs` runs, `apart` of them on another placement than its middle, sits on two
+// placements with neither most of them: it has no placement of its own (its middle is chance).
+bool splitEvenly(size_t apart, size_t runs) { return apart > 0 && 2 * apart >= runs; }
+
 }  // namespace
 
 std::string sidesLoadText(const SidesLoad& load) {
@@ -238,8 +242,7 @@ std::vector<std::string> leaveOutOtherPlacements(LoadedRuns& runs, SidesLoad& lo
     for (size_t i : steady) {
       if (placedApart(states[i].roundTripNs, mid)) apart.push_back(i);
     }
-    const size_t kept = set.runs.size() - out.size();
-    if (!apart.empty() && 2 * apart.size() >= kept) {
+    if (splitEvenly(apart.size(), set.runs.size() - out.size())) {
       // A side split evenly has no placement of its own and measured two machines (round 50: a
       // side left with a run at 130 ns and one at 391 beside a candidate at 390 took the upper
       // one for its median and regressed).
@@ -285,7 +288,7 @@ std::string placementsDiffer(const SidesLoad& load) {
     const double mid = middle(xs);
     const auto apart =
         std::count_if(xs.begin(), xs.end(), [&](double x) { return placedApart(x, mid); });
-    return apart > 0 && 2 * static_cast<size_t>(apart) >= xs.size() ? -1.0 : mid;
+    return splitEvenly(static_cast<size_t>(apart), xs.size()) ? -1.0 : mid;
   };
   const double mb = placementOf(known(load.base, &RunCpuState::roundTripNs)),
                mc = placementOf(known(load.cand, &RunCpuState::roundTripNs));

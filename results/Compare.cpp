@@ -369,9 +369,10 @@ bool usesAlgbw(const ResultRecord& r, Metric metric) {
   return metric == Metric::kBusbw && busbwByAlgbw(r);
 }
 
-// The value of the metric for one result: the median of its iterations when samples were kept,
-// else the reported value (imports). busbw is proportional to 1 / time for a given case, scaled
-// so the reported time maps to the reported busbw. nullopt when the metric is unknown.
+// The value of the metric for one result: the `quantile` of its iterations (--run-value; 0 the
+// fastest) when samples were kept, else the reported value (imports). busbw is proportional to 1 /
+// time for a given case, scaled so the reported time maps to the reported busbw. nullopt when the
+// metric is unknown.
 std::optional<double> metricValue(const ResultRecord& r, Metric metric, double quantile) {
   double t = r.samplesUs.empty() ? r.timeUs : percentile(r.samplesUs, quantile);
   if (metric == Metric::kTime) {
