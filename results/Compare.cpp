@@ -208,7 +208,8 @@ bool descheduledPoint(std::span<const double> samples, double quantile) {
   return fastest > 0 && percentile(samples, quantile) > kDescheduledRatio * fastest;
 }
 
-Undisturbed setAsideDisturbed(std::span<const double> a, std::span<const double> b) {
+Undisturbed setAsideDisturbed(std::span<const double> a, std::span<const double> b,
+                              std::span<const double> stored) {
   std::vector<double> dev;
   double mid[2] = {0, 0};
   for (int s = 0; s < 2; ++s) {
@@ -218,6 +219,7 @@ Undisturbed setAsideDisturbed(std::span<const double> a, std::span<const double>
     for (double x : side) dev.push_back(std::abs(x - mid[s]));
   }
   Undisturbed u;
+  dev.insert(dev.end(), stored.begin(), stored.end());
   const double scale = dev.empty() ? 0 : 1.482602218505602 * percentile(dev, 0.5);
   auto far = [&](double x, int s) { return std::abs(x - mid[s]) / scale > kDisturbedZ; };
   for (int s = 0; s < 2; ++s) {
@@ -256,17 +258,24 @@ int runsNeeded(double sd, double target, double alpha, double power, double extr
   return hi;
 }
 
-NoiseSums withinGroupNoise(std::span<const GroupedValue> values) {
+std::vector<double> storedDeviations(std::span<const GroupedValue> values) {
   std::map<int, std::vector<double>> groups;
   for (const GroupedValue& v : values) groups[v.group].push_back(v.value);
-  // Distances from the group medians (a disturbed run must not move its own reference), pooled
-  // into one robust scale.
   std::vector<double> dev;
   for (const auto& [g, xs] : groups) {
     if (xs.size() < 2) continue;
     const double mid = percentile(xs, 0.5);
     for (double x : xs) dev.push_back(std::abs(x - mid));
   }
+  return dev;
+}
+
+NoiseSums withinGroupNoise(std::span<const GroupedValue> values) {
+  std::map<int, std::vector<double>> groups;
+  for (const GroupedValue& v : values) groups[v.group].push_back(v.value);
+  // Distances from the group medians (a disturbed run must not move its own reference), pooled
+  // into one robust scale.
+  const std::vector<double> dev = storedDeviations(values);
   NoiseSums out;
   if (dev.empty()) return out;
   const double scale = 1.482602218505602 * percentile(dev, 0.5);
@@ -642,21 +651,32 @@ void runTest(LevelTest& t, std::span<const double> baseIn, std::span<const doubl
   NoiseSums extra = withinGroupNoise(history);
   extra += e.learned;
   Undisturbed u = setAsideDisturbed(base, cand);
-  u.setAsideA += setAsideAsRare;
-  t.setAsideBase = u.setAsideA;
-  t.setAsideCand = u.setAsideB;
-  t.twoGroups = u.twoGroups;
   // The window's noise joins only when the sides' own spread is not clearly larger (an F test
   // at kPoolingAlpha): runs that spread more than the window's did were taken in another state of
   // the machine (a compile's phase beside them), and pooling them with quieter runs made a batch
   // shift of 7-10% look certain.
+  auto spreadsMore = [&](const Undisturbed& x) {
+    const TTest own = studentT(x.a, x.b, NoiseSums{});
+    return own.valid &&
+           fUpperP(own.sd * own.sd / (extra.ss / extra.df), own.df, extra.df) < kPoolingAlpha;
+  };
   if (extra.df > 0 && extra.ss > 0) {
-    const TTest own = studentT(u.a, u.b, NoiseSums{});
-    if (own.valid &&
-        fUpperP(own.sd * own.sd / (extra.ss / extra.df), own.df, extra.df) < kPoolingAlpha) {
+    // The window's spread also scales what is disturbed: with 3 runs a side the sides' own
+    // scale is the mean of two deviations (two of the six are the medians' own 0), so one side
+    // agreeing within 0.3% by chance made the other's ordinary spread "disturbed", and one run
+    // far from its siblings inflated the scale that should have found it. On that scale a side
+    // may lose one run; more than one far away is a state of the machine the window did not see.
+    const Undisturbed pooled = setAsideDisturbed(base, cand, storedDeviations(history));
+    if (pooled.setAsideA <= 1 && pooled.setAsideB <= 1 && !spreadsMore(pooled)) {
+      u = pooled;
+    } else if (spreadsMore(u)) {
       extra = NoiseSums{};
     }
   }
+  u.setAsideA += setAsideAsRare;
+  t.setAsideBase = u.setAsideA;
+  t.setAsideCand = u.setAsideB;
+  t.twoGroups = u.twoGroups;
   t.historyDf = extra.df;
   TTest r = studentT(u.a, u.b, extra);
   t.worsePct = pctOfLog(r.diff);

@@ -14,7 +14,8 @@
 //  3. Whole run. Each replicate's level is the median over its cases of its deviation from the
 //     cases' means. A two-sample Student t-test over the K baseline and M candidate levels tests
 //     a change common to every case (a uniform slowdown). Levels a busy machine disturbed as a
-//     whole (modified z-score > 6 within their side) are set aside first and counted.
+//     whole (modified z-score > 6 within their side, on the scale of the sides' and, when the
+//     window describes them, the stored runs' deviations) are set aside first and counted.
 //  4. Confined changes. Each case (and each series: a case without its size) is tested on its
 //     value minus its replicate's level, which removes the run-to-run shift: a regression
 //     confined to one size or one variant stands out of its own run. Holm's method controls
@@ -116,7 +117,12 @@ struct Undisturbed {
   int setAsideA = 0, setAsideB = 0;
   bool twoGroups = false;  // the sides' medians sit in two groups of runs: nothing set aside
 };
-Undisturbed setAsideDisturbed(std::span<const double> a, std::span<const double> b = {});
+// `stored`: absolute deviations of stored runs from their own build's median (storedDeviations),
+// pooled into the scale; the gate passes them when the window describes the sides (its F test).
+// With 3 runs a side, 2 of the 6 deviations are 0 (each median's own) and the sides' scale is
+// the mean of two values, which one side's chance agreement or spread moves.
+Undisturbed setAsideDisturbed(std::span<const double> a, std::span<const double> b = {},
+                              std::span<const double> stored = {});
 
 // The smallest true difference a two-sided test at `alpha` finds with probability `power`,
 // for n1 and n2 replicates of standard deviation `sd` (same unit as sd).
@@ -152,6 +158,9 @@ struct GroupedValue {
 // Within-group sums of squares over every group of 2 or more values. Values beyond kDisturbedZ
 // robust scales of the pooled deviations (a run a busy moment disturbed as a whole) are left out.
 NoiseSums withinGroupNoise(std::span<const GroupedValue> values);
+// |x - its group's median| for every value of a group of 2 or more: the stored runs' share of
+// setAsideDisturbed's scale.
+std::vector<double> storedDeviations(std::span<const GroupedValue> values);
 
 // How much builds' means of one quantity scatter: states of the machine that last through a
 // build's runs (minutes, on a VM whose host moves its vCPUs) move every run of that build

@@ -438,6 +438,40 @@ TEST(GateHistory, ARunIsItsFastestIterationByDefault) {
   EXPECT_EQ(runValueName(0.5), "median");
 }
 
+TEST(GateHistory, TheStoredRunsSpreadScalesWhatIsSetAsideAsDisturbed) {
+  // Round 67's gate 2: a baseline whose 3 runs agreed within 0.3% by chance beside a candidate
+  // whose runs spread 3%, as this machine's runs do (the window's). On the sides' 6 deviations
+  // alone (two of them 0, the medians' own) the scale was 0.002 and 2 of the candidate's 3 runs
+  // were "disturbed".
+  const std::vector<double> base{0.000, 0.002, -0.002}, cand{0.05, 0.08, 0.02};
+  EXPECT_EQ(setAsideDisturbed(base, cand).setAsideB, 2);
+  std::vector<GroupedValue> stored;
+  for (int g = 0; g < 10; ++g) {
+    for (double x : {-0.03, 0.0, 0.03}) stored.push_back({g, x + 0.1 * g});
+  }
+  const std::vector<double> dev = storedDeviations(stored);
+  EXPECT_EQ(dev.size(), 30u);
+  EXPECT_EQ(setAsideDisturbed(base, cand, dev).setAsideB, 0);
+  EXPECT_EQ(setAsideDisturbed(base, cand, dev).b.size(), 3u);
+  // A run 3x slower as a whole (log 1.1) is still set aside on that scale.
+  const std::vector<double> descheduled{0.05, 1.1, 0.02};
+  EXPECT_EQ(setAsideDisturbed(base, descheduled, dev).setAsideB, 1);
+
+  // The same through compareRuns: the window's runs spread 3% within their builds.
+  std::mt19937 rng(67);
+  History h = history(10, rng, Model{0.03, 0.01});
+  const double baseShift[] = {1.000, 1.002, 0.998}, candShift[] = {1.05, 1.08, 1.02};
+  RunSet b = runs(1, 3, "base", rng, Model{0, 0},
+                  [&](int i, const std::string&, uint64_t) { return baseShift[i]; });
+  RunSet c = runs(100, 3, "cand", rng, Model{0, 0},
+                  [&](int i, const std::string&, uint64_t) { return candShift[i]; });
+  Comparison alone = compareRuns(b, c, CompareOptions{});
+  EXPECT_EQ(alone.wholeRun.setAsideCand, 2);
+  Comparison withWindow = compareRuns(b, c, CompareOptions{}, h);
+  EXPECT_EQ(withWindow.wholeRun.setAsideCand, 0);
+  EXPECT_NE(withWindow.wholeRun.verdict, Verdict::kRegression);
+}
+
 TEST(GateHistory, APointWhoseFastestIterationWaitedIsNoReplicate) {
   // Every call of one point waited for a CPU, its fastest included (a 256K point's fastest of 30
   // at 1063 us where the side's other runs had 10 us, issue 26's round 35): the 4x-its-fastest
