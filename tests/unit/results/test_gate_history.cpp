@@ -439,10 +439,10 @@ TEST(GateHistory, ARunIsItsFastestIterationByDefault) {
 }
 
 TEST(GateHistory, TheStoredRunsSpreadScalesWhatIsSetAsideAsDisturbed) {
-  // Round 67's gate 2: a baseline whose 3 runs agreed within 0.3% by chance beside a candidate
-  // whose runs spread 3%, as this machine's runs do (the window's). On the sides' 6 deviations
-  // alone (two of them 0, the medians' own) the scale was 0.002 and 2 of the candidate's 3 runs
-  // were "disturbed".
+  // As in round 67's gate 2: a baseline whose 3 runs agreed within 0.3% by chance beside a
+  // candidate whose runs spread 3%, as this machine's runs do. On the sides' 6 deviations alone
+  // (two of them 0, the medians' own) the scale is 0.003 and 2 of the candidate's 3 runs are
+  // "disturbed". (Round 67's window held 5 runs, too few to help; this one holds 30.)
   const std::vector<double> base{0.000, 0.002, -0.002}, cand{0.05, 0.08, 0.02};
   EXPECT_EQ(setAsideDisturbed(base, cand).setAsideB, 2);
   std::vector<GroupedValue> stored;
