@@ -128,6 +128,14 @@ std::vector<std::string> matrixNamed(const DiagLinksResult& res) {
   return named;
 }
 
+// A host whose ranks outnumber the CPUs they may run on (null: none).
+const CpuContention* oversubscribed(const std::vector<CpuContention>& cpu) {
+  for (const CpuContention& c : cpu) {
+    if (c.cpus > 0 && c.ranks > c.cpus) return &c;
+  }
+  return nullptr;
+}
+
 // The matrices and the verdict of a pair matrix (diag links, and bisect's fallback).
 std::string matrixText(const DiagLinksResult& res, const LinkGraph& graph,
                        const std::string& belowBound) {
@@ -156,11 +164,22 @@ std::string matrixText(const DiagLinksResult& res, const LinkGraph& graph,
     out += belowBound;
   } else if (res.healthy() && res.agreement.tooNoisy) {
     // No suspect, but the schedules disagreed too much for that to mean "healthy".
+    std::string advice = "rerun on a quieter machine or with more --schedules";
+    if (const CpuContention* c = oversubscribed(res.cpu)) {
+      // Nobody else took the CPUs (contended() is null): the ranks themselves outnumber them.
+      // Pairs of a round then take turns, and a link whose partner is not running reads 10x
+      // slow in one schedule and as the others alone (on the idle 2-core VM, 4 ranks: 6 of 6
+      // runs too noisy concurrently, 5 of 5 healthy with --sequential).
+      advice = fmt::format(
+          "host {} runs {} ranks on {} CPUs, so the pairs of a round take turns on them and a "
+          "link whose partner is not running reads slow: measure one pair at a time "
+          "(--sequential) or give each rank a CPU of its own",
+          c->host, c->ranks, c->cpus);
+    }
     out += fmt::format(
         "too noisy to judge: a link's figure moved {:.1f}% between the {} schedules "
-        "(median link), too much to tell a link {:g}% slow; rerun on a quieter machine or "
-        "with more --schedules\n",
-        res.agreement.spreadPct, res.agreement.repeats, 100 * res.agreement.gap);
+        "(median link), too much to tell a link {:g}% slow; {}\n",
+        res.agreement.spreadPct, res.agreement.repeats, 100 * res.agreement.gap, advice);
   } else if (res.healthy()) {
     out += fmt::format("healthy: {} links of {} ranks, no suspect link or rank\n", res.links.size(),
                        res.ranks);

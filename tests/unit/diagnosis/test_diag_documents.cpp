@@ -56,6 +56,40 @@ CpuContention busyHost() {
   return c;
 }
 
+TEST(DiagDocuments, SchedulesThatDisagreeOnAnOversubscribedHostSayWhyAndWhatToRun) {
+  // 4 thread ranks on the idle 2-core VM: a round's two pairs take turns on the CPUs, and the
+  // schedules disagree. The machine is quiet; the ranks outnumber its CPUs, and --sequential is
+  // the way to judge its links.
+  DiagLinksResult res;
+  res.ranks = 4;
+  res.agreement.tooNoisy = true;
+  res.agreement.spreadPct = 12.0;
+  res.agreement.repeats = 5;
+  res.agreement.gap = 0.07;
+  CpuContention idle;
+  idle.host = "vm";
+  idle.cpus = 2;
+  idle.ranks = 4;
+  res.cpu = {idle};
+  LinkGraph graph;
+  graph.endpointNames = {"0", "1", "2", "3"};
+  ASSERT_EQ(res.contended(), nullptr);
+  std::string text = linksDocuments({}, res, {}, graph, "pattern", "").text;
+  EXPECT_NE(text.find("too noisy to judge: a link's figure moved 12.0% between the 5 schedules"),
+            std::string::npos);
+  EXPECT_NE(text.find("host vm runs 4 ranks on 2 CPUs, so the pairs of a round take turns on "
+                      "them"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(--sequential)"), std::string::npos);
+  EXPECT_EQ(text.find("quieter machine"), std::string::npos);
+  // A CPU for every rank: the disagreement is the machine's.
+  res.cpu[0].ranks = 2;
+  text = linksDocuments({}, res, {}, graph, "pattern", "").text;
+  EXPECT_NE(text.find("rerun on a quieter machine or with more --schedules"), std::string::npos);
+  EXPECT_EQ(text.find("--sequential"), std::string::npos);
+}
+
 TEST(DiagDocuments, LinksMeasuredWhileStrangersHeldTheCpusAreTooNoisyWhateverTheyShow) {
   // Beside a busy loop, 4 thread ranks on 2 cores measured the scheduler's time slice on every
   // link (1.5 ms one way), steady across repeats, and a confirmed "suspect" came of it.
