@@ -258,9 +258,17 @@ int runsNeeded(double sd, double target, double alpha, double power, double extr
   return hi;
 }
 
-std::vector<double> storedDeviations(std::span<const GroupedValue> values) {
+namespace {
+
+std::map<int, std::vector<double>> byGroup(std::span<const GroupedValue> values) {
   std::map<int, std::vector<double>> groups;
   for (const GroupedValue& v : values) groups[v.group].push_back(v.value);
+  return groups;
+}
+
+// Distances from the group medians (a disturbed run must not move its own reference), of every
+// group of 2 or more.
+std::vector<double> deviationsFromMedians(const std::map<int, std::vector<double>>& groups) {
   std::vector<double> dev;
   for (const auto& [g, xs] : groups) {
     if (xs.size() < 2) continue;
@@ -270,12 +278,16 @@ std::vector<double> storedDeviations(std::span<const GroupedValue> values) {
   return dev;
 }
 
+}  // namespace
+
+std::vector<double> storedDeviations(std::span<const GroupedValue> values) {
+  return deviationsFromMedians(byGroup(values));
+}
+
 NoiseSums withinGroupNoise(std::span<const GroupedValue> values) {
-  std::map<int, std::vector<double>> groups;
-  for (const GroupedValue& v : values) groups[v.group].push_back(v.value);
-  // Distances from the group medians (a disturbed run must not move its own reference), pooled
-  // into one robust scale.
-  const std::vector<double> dev = storedDeviations(values);
+  const std::map<int, std::vector<double>> groups = byGroup(values);
+  // The deviations pooled into one robust scale.
+  const std::vector<double> dev = deviationsFromMedians(groups);
   NoiseSums out;
   if (dev.empty()) return out;
   const double scale = 1.482602218505602 * percentile(dev, 0.5);
