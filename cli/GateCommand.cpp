@@ -40,15 +40,6 @@ struct GateArgs {
   int lookback = 50;
 };
 
-// A stored run's round trips (medians, ns; -1: not stored), before and after its sweep.
-std::pair<double, double> storedRoundTrips(const Store& store, int64_t runId) {
-  std::optional<std::string> doc = store.runDetail(runId, kCpuLoadDetail);
-  if (!doc) return {-1, -1};
-  const CpuLoadRecord rec = parseCpuLoadDetail(*doc);
-  return {rec.roundTrip.known() ? rec.roundTrip.medianNs : -1,
-          rec.roundTripAfter.known() ? rec.roundTripAfter.medianNs : -1};
-}
-
 // The lookback window: stored runs of the environment both sides share, finished ok, not on
 // either side, not started after the newest run of the comparison, newest first, at most
 // `lookback`; and the newest calibration whose runs the window no longer holds. A stored run

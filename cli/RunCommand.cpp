@@ -37,6 +37,17 @@
 namespace cb::cli {
 namespace {
 
+// The stored runs `run` holds its CPUs' distance against.
+constexpr int kPlacementHistoryRuns = 20;
+
+std::string placementNote(const PlacementVsStored& vs) {
+  return fmt::format(
+      "# cpus  : {:.1f}x {} than in this environment's stored runs ({:.0f}-{:.0f} ns in {} of its "
+      "{} newest): the machine placed these CPUs anew (a VM's host moving its vCPUs); these "
+      "figures will not compare with those runs' (a gate between them is inconclusive)",
+      vs.ratio, vs.farther ? "farther apart" : "closer", vs.lo, vs.hi, vs.like, vs.stored);
+}
+
 // Rank 0, after the tables: the % of peak view and one verdict per collective and variant;
 // returns how many are low when --expect asks (0 otherwise).
 int64_t reportVerdicts(const RunOptions& o, const RunPeaks& peaks,
@@ -135,6 +146,9 @@ int doRun(const RunOptions& o) {
             "# cpus  : a cache line's round trip between CPU {} (rank 0) and CPU {} (rank 1): "
             "{:.0f} ns (p10), {:.0f} ns (median)",
             roundTrip.a, roundTrip.b, roundTrip.p10Ns, roundTrip.medianNs));
+        const PlacementVsStored vs =
+            placementVsStored(roundTrip.medianNs, s.storedRoundTrips(kPlacementHistoryRuns));
+        if (vs.differs) lines.push_back(placementNote(vs));
       }
       s.printHeader(out, lines);
     }

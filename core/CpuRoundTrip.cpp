@@ -93,4 +93,33 @@ CpuRoundTrip ranksRoundTrip(const std::vector<RankPlacement>& placements) {
   return {};
 }
 
+PlacementVsStored placementVsStored(double nowNs,
+                                    const std::vector<std::pair<double, double>>& stored) {
+  PlacementVsStored out;
+  std::vector<double> steady;  // runs whose CPUs stayed put while they measured
+  for (const auto& [before, after] : stored) {
+    if (before > 0 && !placedApart(before, after)) steady.push_back(before);
+  }
+  out.stored = static_cast<int>(steady.size());
+  if (nowNs <= 0 || out.stored < kPlacementRunsMin) return out;
+  std::vector<double> sorted = steady;
+  std::sort(sorted.begin(), sorted.end());
+  const double typical = sorted[sorted.size() / 2];
+  std::vector<double> like;
+  for (double x : steady) {
+    if (!placedApart(x, typical)) like.push_back(x);
+  }
+  // A history on two placements, neither most of it, has no one placement to compare with.
+  if (2 * like.size() <= steady.size()) return out;
+  out.like = static_cast<int>(like.size());
+  out.lo = *std::min_element(like.begin(), like.end());
+  out.hi = *std::max_element(like.begin(), like.end());
+  std::sort(like.begin(), like.end());
+  const double mid = like[like.size() / 2];
+  out.differs = placedApart(nowNs, mid);
+  out.farther = nowNs > mid;
+  out.ratio = out.farther ? nowNs / mid : mid / nowNs;
+  return out;
+}
+
 }  // namespace cb

@@ -8,6 +8,7 @@
 // states are told apart (docs/ARCHITECTURE.md, "Gating on runs").
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "core/LinkClass.h"
@@ -29,6 +30,23 @@ inline constexpr double kRoundTripApart = 2.0;
 inline bool placedApart(double x, double y) {
   return x > 0 && y > 0 && (x > y ? x : y) >= kRoundTripApart * (x > y ? y : x);
 }
+
+// How far apart a run's CPUs sit against the stored runs of its environment: a VM's host that
+// placed its vCPUs anew since (the development VM: 2.9-3.6x slower per case, 2.7x the noise when
+// far) makes figures that compare with none of those runs', which `run` says before measuring.
+struct PlacementVsStored {
+  bool differs = false;   // kRoundTripApart from the placement most stored runs share
+  bool farther = false;   // and farther apart than they were
+  int stored = 0;         // stored runs probed on one placement (before and after their sweep)
+  int like = 0;           // of them, on the placement most of them share
+  double lo = 0, hi = 0;  // those runs' medians, ns
+  double ratio = 0;       // now against those runs' median (or its inverse when closer)
+};
+// Needs kPlacementRunsMin runs probed on one placement each, most of them on one; `stored` holds
+// each run's medians before and after its sweep (ns; <= 0: not probed).
+inline constexpr int kPlacementRunsMin = 3;
+PlacementVsStored placementVsStored(double nowNs,
+                                    const std::vector<std::pair<double, double>>& stored);
 
 // Pins the calling thread to `a` (its mask restored after) and a helper thread to `b`, then times
 // `trips` round trips; gives up after `budgetSeconds` (a CPU held by another process), keeping

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "results/Store.h"
+
 namespace cb {
 namespace {
 
@@ -77,6 +79,14 @@ CpuLoadRecord parseCpuLoadDetail(const std::string& text) {
   if (j.contains("round_trip")) out.roundTrip = roundTripOf(j["round_trip"]);
   if (j.contains("round_trip_after")) out.roundTripAfter = roundTripOf(j["round_trip_after"]);
   return out;
+}
+
+std::pair<double, double> storedRoundTrips(const Store& store, int64_t runId) {
+  std::optional<std::string> doc = store.runDetail(runId, kCpuLoadDetail);
+  if (!doc) return {-1, -1};
+  const CpuLoadRecord rec = parseCpuLoadDetail(*doc);
+  return {rec.roundTrip.known() ? rec.roundTrip.medianNs : -1,
+          rec.roundTripAfter.known() ? rec.roundTripAfter.medianNs : -1};
 }
 
 }  // namespace cb

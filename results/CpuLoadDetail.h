@@ -4,7 +4,9 @@
 // the `cpu_contention` array of the diag documents.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/CpuLoad.h"
@@ -31,5 +33,9 @@ struct CpuLoadRecord {
 std::string cpuLoadDetail(const CpuLoadRecord& r);
 // Its contents; empty when the text is not such a document.
 CpuLoadRecord parseCpuLoadDetail(const std::string& json);
+
+class Store;
+// A stored run's round trips (medians, ns; -1: not stored), before and after its sweep.
+std::pair<double, double> storedRoundTrips(const Store& store, int64_t runId);
 
 }  // namespace cb

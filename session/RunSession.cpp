@@ -13,6 +13,7 @@
 #include "core/Error.h"
 #include "core/Interrupt.h"
 #include "core/InterruptLine.h"
+#include "results/CpuLoadDetail.h"
 #include "session/Fingerprint.h"
 #include "topology/Environment.h"
 
@@ -126,6 +127,21 @@ void RunSession::addResult(const ResultRecord& r) {
 void RunSession::setDetail(const std::string& kind, const std::string& json) {
   std::lock_guard lock(storeMutex_);
   if (store_) store_->setRunDetail(runId_, kind, json);
+}
+
+std::vector<std::pair<double, double>> RunSession::storedRoundTrips(int limit) {
+  std::lock_guard lock(storeMutex_);
+  std::vector<std::pair<double, double>> out;
+  if (!store_ || record_.fingerprint.empty()) return out;
+  RunFilter filter;
+  filter.fingerprint = record_.fingerprint;
+  filter.limit = limit + 1;  // this run is among them
+  for (const RunRecord& r : store_->listRuns(filter)) {
+    if (static_cast<int>(out.size()) >= limit) break;
+    if (r.id == runId_ || r.status != RunStatus::kOk) continue;
+    out.push_back(cb::storedRoundTrips(*store_, r.id));
+  }
+  return out;
 }
 
 RunSession::~RunSession() { setInterruptHook({}); }

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/Team.h"
@@ -76,6 +77,10 @@ class RunSession {
   void setDetail(const std::string& kind, const std::string& json);
   // Rank 0: marks the run (no-op without a database or when not begun, or once ended).
   void endRun(RunStatus status);
+  // Rank 0: the CPUs' round trips (medians before and after the sweep, ns; -1: not probed) of
+  // the newest `limit` runs stored ok in this environment (its fingerprint) other than this
+  // one; empty without a database.
+  std::vector<std::pair<double, double>> storedRoundTrips(int limit);
 
  private:
   SessionOptions o_;

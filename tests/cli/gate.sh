@@ -123,6 +123,15 @@ if [ "$(nproc)" -ge 2 ]; then
     set_probes "$tmp/moved.db" 3,6,9 far far
     expect 3 "$cb" gate --db "$tmp/moved.db" --baseline "$base" --candidate label:slow
     has "$out" "gate: inconclusive: the ranks' CPUs were farther apart for the candidate's runs"
+    # `run` holds its own probe against the environment's stored runs before it measures: with
+    # every stored probe set 10x farther, a new run says its CPUs sit closer than theirs.
+    cp "$db" "$tmp/placed.db"
+    set_probes "$tmp/placed.db" 1,2,3,4,5,6,7,8,9 x10 x10
+    expect 0 "$cb" run allreduce --np 2 -b 1K -e 1K -w 1 -n 5 --algo ring --db "$tmp/placed.db"
+    if grep -qF "# cpus  : a cache line's round trip" <<<"$out"; then
+      has "$out" "closer than in this environment's stored runs"
+      has "$out" "of its 9 newest): the machine placed these CPUs anew"  # run 2 was moved far above
+    fi
   else
     echo "gate: a round trip was not measured (a starved probe); the history filter is not checked"
   fi

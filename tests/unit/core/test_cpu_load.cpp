@@ -187,5 +187,35 @@ TEST(CpuRoundTrip, GivingUpWhileTheHelperIsPreemptedNeverHangs) {
   probes.join();
 }
 
+TEST(CpuRoundTrip, ARunSaysWhenItsCpusSitApartFromTheStoredRunsPlacement) {
+  // The development VM's two placements: medians near 120 ns or 390 ns.
+  const std::vector<std::pair<double, double>> near = {
+      {120, 130}, {130, 130}, {110, -1}, {140, 130}, {125, 120}};
+  PlacementVsStored far = placementVsStored(400, near);
+  EXPECT_TRUE(far.differs);
+  EXPECT_TRUE(far.farther);
+  EXPECT_EQ(far.stored, 5);
+  EXPECT_EQ(far.like, 5);
+  EXPECT_DOUBLE_EQ(far.lo, 110);
+  EXPECT_DOUBLE_EQ(far.hi, 140);
+  EXPECT_NEAR(far.ratio, 400.0 / 125, 1e-9);
+  EXPECT_FALSE(placementVsStored(150, near).differs);  // the same placement, a little slower
+  PlacementVsStored closer = placementVsStored(40, near);
+  EXPECT_TRUE(closer.differs);
+  EXPECT_FALSE(closer.farther);
+  // A run whose CPUs moved while it measured says nothing of either placement; one stray run
+  // on the other placement does not move the majority's.
+  const std::vector<std::pair<double, double>> mixed = {
+      {120, 400}, {120, 130}, {390, 400}, {130, 120}, {125, 125}};
+  PlacementVsStored m = placementVsStored(400, mixed);
+  EXPECT_EQ(m.stored, 4);
+  EXPECT_EQ(m.like, 3);
+  EXPECT_TRUE(m.differs);
+  // Too few runs, or no placement most of them share: nothing to compare with.
+  EXPECT_FALSE(placementVsStored(400, {{120, 120}, {130, 130}}).differs);
+  EXPECT_FALSE(placementVsStored(400, {{120, 120}, {130, 130}, {390, 390}, {400, 400}}).differs);
+  EXPECT_FALSE(placementVsStored(-1, near).differs);  // this run's probe was starved
+}
+
 }  // namespace
 }  // namespace cb
