@@ -102,19 +102,17 @@ PlacementVsStored placementVsStored(double nowNs,
   }
   out.stored = static_cast<int>(steady.size());
   if (nowNs <= 0 || out.stored < kPlacementRunsMin) return out;
-  std::vector<double> sorted = steady;
-  std::sort(sorted.begin(), sorted.end());
-  const double typical = sorted[sorted.size() / 2];
-  std::vector<double> like;
+  std::sort(steady.begin(), steady.end());
+  const double typical = steady[steady.size() / 2];
+  std::vector<double> like;  // sorted, as `steady` is
   for (double x : steady) {
     if (!placedApart(x, typical)) like.push_back(x);
   }
   // A history on two placements, neither most of it, has no one placement to compare with.
   if (2 * like.size() <= steady.size()) return out;
   out.like = static_cast<int>(like.size());
-  out.lo = *std::min_element(like.begin(), like.end());
-  out.hi = *std::max_element(like.begin(), like.end());
-  std::sort(like.begin(), like.end());
+  out.lo = like.front();
+  out.hi = like.back();
   const double mid = like[like.size() / 2];
   out.differs = placedApart(nowNs, mid);
   out.farther = nowNs > mid;

@@ -135,7 +135,6 @@ std::vector<std::pair<double, double>> RunSession::storedRoundTrips(int limit) {
   if (!store_ || record_.fingerprint.empty()) return out;
   RunFilter filter;
   filter.fingerprint = record_.fingerprint;
-  filter.limit = limit + 1;  // this run is among them
   for (const RunRecord& r : store_->listRuns(filter)) {
     if (static_cast<int>(out.size()) >= limit) break;
     if (r.id == runId_ || r.status != RunStatus::kOk) continue;
