@@ -107,10 +107,12 @@ int doRun(const RunOptions& o) {
 #endif
   }
   SessionOptions session = o.measure.session();
-  if (session.world.np == kNpNotGiven && !launchedByMpiLauncher() &&
-      onlyGpuVariants(sweep, registry)) {
+  if (!launchedByMpiLauncher() && onlyGpuVariants(sweep, registry)) {
+    session.world.gpuRanks = true;  // --bind auto: each rank near its GPU
     // Without a GPU the default stays, and the variants report the no-device line.
-    if (int gpus = visibleGpuCount(); gpus > 0) session.world.np = gpus;
+    if (int gpus = visibleGpuCount(); gpus > 0 && session.world.np == kNpNotGiven) {
+      session.world.np = gpus;
+    }
   }
   session.transports.shmZeroCopyBytes = zeroCopy;
   return runMeasuringCommand(session, [&](RunSession& s) {

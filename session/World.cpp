@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <thread>
 
+#if defined(COLLBENCH_HAVE_CUDA)
+#include "collectives/nccl/GpuDevice.h"
+#endif
 #include "collectives/mpi/MpiWorld.h"
 #include "collectives/transport/LocalWorld.h"
 #include "core/Error.h"
@@ -14,6 +17,28 @@
 #include "session/WorldFailure.h"
 
 namespace cb {
+namespace {
+
+// Per local rank of a world of `np` GPU ranks: the CPUs near its GPU within this thread's mask
+// (empty for a rank whose GPU the topology does not place, or without the GPU path).
+std::vector<std::vector<int>> gpuCpusOfRanks(int np) {
+  std::vector<std::vector<int>> out(np);
+#if defined(COLLBENCH_HAVE_CUDA)
+  if (gpuUnavailableReason()) return out;
+  const int visible = gpuDeviceCount();
+  const std::vector<int> allowed = threadCpus();
+  for (int r = 0; r < np; ++r) {
+    DeviceChoice choice = pickDevice(r, np, visible);
+    if (choice.device < 0) continue;
+    out[r] = cpusNearGpu(liveTopology(), describeDevice(choice.device).pciBusId, allowed);
+  }
+#else
+  (void)np;
+#endif
+  return out;
+}
+
+}  // namespace
 
 void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>& fn) {
   if (launchedByMpiLauncher()) {
@@ -38,7 +63,11 @@ void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>&
     throw UsageError(fmt::format("--np {} is out of range (1..{})", np, kMaxLocalRanks));
   }
   const BindPolicy bind = resolveBindPolicy(o.bind, np);
-  if (bind == BindPolicy::kNone) {
+  std::vector<std::vector<int>> gpuCpus;
+  if (o.bind == BindPolicy::kAuto && o.gpuRanks) gpuCpus = gpuCpusOfRanks(np);
+  const bool anyGpuCpus = std::any_of(gpuCpus.begin(), gpuCpus.end(),
+                                      [](const std::vector<int>& c) { return !c.empty(); });
+  if (bind == BindPolicy::kNone && !anyGpuCpus) {
     LocalWorld::run(np, fn);
     return;
   }
@@ -54,7 +83,11 @@ void runInWorld(const WorldOptions& o, const std::function<void(Communicator&)>&
     }
   } restore{saved, &caller};
   LocalWorld::run(np, [&](Communicator& comm) {
-    bindThisThread(bind, comm.rank());
+    if (anyGpuCpus && !gpuCpus[comm.rank()].empty()) {
+      bindThisThreadTo(gpuCpus[comm.rank()], comm.rank());
+    } else if (bind != BindPolicy::kNone) {
+      bindThisThread(bind, comm.rank());
+    }
     fn(comm);
   });
 }

@@ -18,6 +18,9 @@ inline constexpr int kMaxLocalRanks = 1024;
 struct WorldOptions {
   int np = kNpNotGiven;                 // local world ranks
   BindPolicy bind = BindPolicy::kAuto;  // --bind: local world rank threads only
+  // Every rank drives a GPU (a run of GPU variants only): --bind auto binds each local-world rank
+  // thread to the CPUs local to its GPU (cpusNearGpu) instead of core r.
+  bool gpuRanks = false;
 };
 
 // Throws UsageError for --np or --bind under a launcher, or --np out of range. With --bind each

@@ -4,7 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
+
+#include "core/PeakModel.h"
+#include "core/Text.h"
 
 namespace cb {
 namespace {
@@ -51,6 +55,31 @@ int number(NvmlReturn (*fn)(NvmlDevice, unsigned*), NvmlDevice d) {
 
 }  // namespace
 
+int nvlinkGenerationOfNvmlVersion(unsigned nvmlVersion) {
+  switch (nvmlVersion) {
+    case 1: return 1;  // NVML_NVLINK_VERSION_1_0 (P100)
+    case 2: return 2;  // NVML_NVLINK_VERSION_2_0 (V100)
+    case 3: return 2;  // NVML_NVLINK_VERSION_2_2
+    case 4: return 3;  // NVML_NVLINK_VERSION_3_0 (A100)
+    case 5: return 3;  // NVML_NVLINK_VERSION_3_1
+    case 6: return 4;  // NVML_NVLINK_VERSION_4_0 (H100, H200)
+    case 7: return 5;  // NVML_NVLINK_VERSION_5_0 (B200, GB200)
+    case 8: return 6;  // NVML_NVLINK_VERSION_6_0
+    default: return 0;
+  }
+}
+
+int nvlinkGenerationFor(std::string_view model, int reported) {
+  auto links = gpuLinks(model);
+  if (links && startsWith(links->nvlink, "nvlink")) {
+    int gen = 0;
+    std::string_view digits = links->nvlink.substr(6);
+    std::from_chars(digits.data(), digits.data() + digits.size(), gen);
+    if (gen > 0) return gen;
+  }
+  return reported;
+}
+
 NvmlSnapshot readNvml(const NvmlApi& api) {
   NvmlSnapshot s;
   if (!api.init || !api.shutdown || !api.deviceCount || !api.deviceByIndex || !api.pciInfo) {
@@ -89,7 +118,7 @@ NvmlSnapshot readNvml(const NvmlApi& api) {
       l.active = enabled == 1;
       unsigned version = 0;
       if (api.nvlinkVersion && api.nvlinkVersion(d, link, &version) == kSuccess) {
-        l.version = static_cast<int>(version);
+        l.version = nvlinkGenerationOfNvmlVersion(version);
       }
       NvmlPciInfo remote{};
       if (api.nvlinkRemotePci && api.nvlinkRemotePci(d, link, &remote) == kSuccess) {
@@ -171,7 +200,7 @@ void applyNvml(MachineTopology& t, const NvmlSnapshot& s) {
       NvlinkEdge& e = byRemote[key];
       e.from = g.busId;
       e.to = key;
-      e.version = std::max(e.version, l.version);
+      e.version = std::max(e.version, nvlinkGenerationFor(g.name, l.version));
       if (!l.active) {
         e.linksDown++;
         e.remoteKind = "down";

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "topology/Topology.h"
@@ -45,7 +46,7 @@ struct NvmlApi {
 struct NvmlLink {
   unsigned link = 0;
   bool active = false;
-  int version = 0;
+  int version = 0;          // NVLink generation (nvlinkGenerationOfNvmlVersion), 0 unknown
   std::string remoteBusId;  // normalized; "" when NVML does not say
   int remoteType = -1;      // 0 GPU, 1 IBM NPU (a CPU), 2 NVSwitch, -1 unknown
 };
@@ -65,6 +66,15 @@ struct NvmlSnapshot {
 };
 
 constexpr unsigned kNvmlMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS (H100: 18)
+
+// nvmlDeviceGetNvLinkVersion answers with nvml.h's nvmlNvlinkVersion_t, not a generation:
+// NVML_NVLINK_VERSION_1_0 = 1, 2_0 = 2, 2_2 = 3, 3_0 = 4, 3_1 = 5, 4_0 = 6, 5_0 = 7, 6_0 = 8.
+// Returns the NVLink generation (1..6), 0 for INVALID or a value nvml.h did not name.
+int nvlinkGenerationOfNvmlVersion(unsigned nvmlVersion);
+// The generation to believe for a GPU of `model` whose NVML says `reported`: the architecture
+// fixes it (H100s have been seen answering NVML_NVLINK_VERSION_5_0), so a model the peak table
+// knows wins; otherwise what NVML said.
+int nvlinkGenerationFor(std::string_view model, int reported);
 
 // Reads every GPU through `api` (init .. shutdown).
 NvmlSnapshot readNvml(const NvmlApi& api);

@@ -22,6 +22,8 @@ namespace {
 
 using nlohmann::json;
 
+}  // namespace
+
 std::vector<int> threadCpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -33,7 +35,32 @@ std::vector<int> threadCpus() {
   return out;
 }
 
-}  // namespace
+std::vector<int> cpusNearGpu(const MachineTopology& t, const std::string& gpuBusId,
+                             const std::vector<int>& allowed) {
+  const int pci = t.pciIndex(normalizeBusId(gpuBusId));
+  if (pci < 0) return {};
+  std::vector<int> near = parseCpuList(t.pci[pci].cpus);
+  std::vector<int> out;
+  for (int c : near) {
+    if (std::find(allowed.begin(), allowed.end(), c) != allowed.end()) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<int> bindThisThreadTo(const std::vector<int>& cpus, int localRank) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) {
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+  }
+  if (int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set); rc != 0) {
+    throw EnvironmentError(
+        fmt::format("--bind auto: cannot bind rank {}'s thread to its GPU's CPUs "
+                    "{}: {}",
+                    localRank, formatCpuList(cpus), std::strerror(rc)));
+  }
+  return threadCpus();
+}
 
 RankPlacement placeThisRank(const MachineTopology& host, int rank, const std::string& hostName,
                             int localRank, const std::string& gpuBusId) {

@@ -54,6 +54,18 @@ BindPolicy resolveBindPolicy(BindPolicy p, int ranks);
 // Returns the CPUs bound to; throws EnvironmentError if the binding fails.
 std::vector<int> bindThisThread(BindPolicy p, int localRank);
 
+// --bind auto for a rank that drives a GPU: the CPUs local to the GPU `gpuBusId` (its PCI
+// device's nearby CPUs, sysfs local_cpulist as hwloc reads it) that `allowed` holds, so ranks
+// 4-7 of a two-socket node run on the socket of their GPUs, as NCCL sets its own threads'
+// affinity (its affinity is the GPU's CPUs within the thread's mask: empty on core r of the far
+// socket). Empty when the topology does not place the GPU or nothing is allowed there.
+std::vector<int> cpusNearGpu(const MachineTopology& t, const std::string& gpuBusId,
+                             const std::vector<int>& allowed);
+// Binds the calling thread to `cpus` (not empty); returns them; EnvironmentError on failure.
+std::vector<int> bindThisThreadTo(const std::vector<int>& cpus, int localRank);
+// The calling thread's allowed CPUs (its affinity mask).
+std::vector<int> threadCpus();
+
 // This host's live topology, read once per process (hwloc with I/O, sysfs, NVML) and shared by
 // the rank threads of a local world.
 const MachineTopology& liveTopology();

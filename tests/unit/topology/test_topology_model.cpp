@@ -7,8 +7,10 @@
 #include <sched.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "core/Error.h"
@@ -304,7 +306,7 @@ NvmlReturn fakeRemoteType(NvmlDevice, unsigned, int* type) {
   return 0;
 }
 
-TEST(Nvml, RecordedAnswersBecomeLinks) {
+NvmlApi recordedNvml() {
   NvmlApi api;
   api.init = fakeInit;
   api.shutdown = fakeShutdown;
@@ -319,6 +321,11 @@ TEST(Nvml, RecordedAnswersBecomeLinks) {
   api.nvlinkVersion = fakeLinkVersion;
   api.nvlinkRemotePci = fakeRemotePci;
   api.nvlinkRemoteType = fakeRemoteType;
+  return api;
+}
+
+TEST(Nvml, RecordedAnswersBecomeLinks) {
+  NvmlApi api = recordedNvml();
   NvmlSnapshot s = readNvml(api);
   ASSERT_TRUE(s.loaded);
   EXPECT_EQ(s.driverVersion, "535.129.03");
@@ -340,6 +347,84 @@ TEST(Nvml, RecordedAnswersBecomeLinks) {
             "active, 2 down");
   // Nothing else about the fabric changed: GPU0 still reaches every GPU through the switches.
   EXPECT_EQ(matrixCell(t, 0, 9), "NV4");
+}
+
+// NVML answers nvmlNvlinkVersion_t values (nvml.h), not generations: an H100 says 6
+// (NVML_NVLINK_VERSION_4_0), an A100 4 (3_0). Read as generations they gave an H100 node no bound
+// ("nvlink6" is not in the peak table) and an A100 node NVLink4's.
+TEST(Nvml, LinkVersionIsNvmlsEnumNotTheGeneration) {
+  EXPECT_EQ(nvlinkGenerationOfNvmlVersion(0), 0);
+  EXPECT_EQ(nvlinkGenerationOfNvmlVersion(2), 2);
+  EXPECT_EQ(nvlinkGenerationOfNvmlVersion(3), 2);
+  EXPECT_EQ(nvlinkGenerationOfNvmlVersion(4), 3);
+  EXPECT_EQ(nvlinkGenerationOfNvmlVersion(5), 3);
+  EXPECT_EQ(nvlinkGenerationOfNvmlVersion(6), 4);
+  EXPECT_EQ(nvlinkGenerationOfNvmlVersion(7), 5);
+  EXPECT_EQ(nvlinkGenerationOfNvmlVersion(99), 0);
+  // The architecture decides where the peak table knows the model (H100s answering 5_0).
+  EXPECT_EQ(nvlinkGenerationFor("NVIDIA H100 80GB HBM3", 5), 4);
+  EXPECT_EQ(nvlinkGenerationFor("NVIDIA A100-SXM4-80GB", 3), 3);
+  EXPECT_EQ(nvlinkGenerationFor("Some Future GPU", 6), 6);
+}
+
+unsigned gFakeNvmlVersion = 6;
+const char* gFakeGpuName = "NVIDIA H100 80GB HBM3";
+NvmlReturn fakeLinkVersionOf(NvmlDevice, unsigned, unsigned* v) {
+  *v = gFakeNvmlVersion;
+  return 0;
+}
+NvmlReturn fakeNameOf(NvmlDevice, char* buf, unsigned n) {
+  std::snprintf(buf, n, "%s", gFakeGpuName);
+  return 0;
+}
+
+TEST(Nvml, RecordedNvmlVersionGivesTheGenerationsBound) {
+  NvmlApi api = recordedNvml();
+  api.name = fakeNameOf;
+  api.nvlinkVersion = fakeLinkVersionOf;
+  struct Case {
+    const char* name;
+    unsigned nvml;
+    int generation;
+  };
+  for (Case c : {Case{"NVIDIA H100 80GB HBM3", 6, 4}, Case{"NVIDIA H100 80GB HBM3", 7, 4},
+                 Case{"NVIDIA A100-SXM4-80GB", 4, 3}, Case{"Tesla V100-SXM3-32GB-H", 2, 2}}) {
+    gFakeGpuName = c.name;
+    gFakeNvmlVersion = c.nvml;
+    NvmlSnapshot s = readNvml(api);
+    ASSERT_EQ(s.gpus.size(), 1u);
+    auto t = dgx2();
+    applyNvml(t, s);
+    int seen = 0;
+    for (const auto& e : t.nvlinks) {
+      if (e.from == "0000:34:00.0" && e.links > 0) seen = std::max(seen, e.version);
+    }
+    EXPECT_EQ(seen, c.generation) << c.name << " NVML " << c.nvml;
+  }
+}
+
+// --bind auto for GPU ranks: each rank near its GPU (the PCI device's local CPUs), not core r.
+// On the recorded DGX-2 the GPUs hang from both packages, so core r would put some ranks on the
+// package far from their GPU.
+TEST(Placement, GpuRanksBindToTheirGpusLocalCpus) {
+  const auto& t = dgx2();
+  std::vector<int> all;
+  for (int c = 0; c < 64; ++c) all.push_back(c);
+  std::set<std::vector<int>> distinct;
+  for (const auto& g : t.gpus) {
+    auto near = cpusNearGpu(t, g.busId, all);
+    ASSERT_FALSE(near.empty()) << g.busId;
+    EXPECT_EQ(near, parseCpuList(t.pci[g.pci].cpus)) << g.busId;
+    distinct.insert(near);
+    // The runtime's bus ids come in upper case (cudaDeviceGetPCIBusId).
+    std::string upper = g.busId;
+    for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    EXPECT_EQ(cpusNearGpu(t, upper, all), near);
+    // Only the CPUs the thread may use.
+    EXPECT_TRUE(cpusNearGpu(t, g.busId, {}).empty());
+  }
+  EXPECT_EQ(distinct.size(), 2u);                            // two packages, GPUs under each
+  EXPECT_TRUE(cpusNearGpu(t, "0000:ff:00.0", all).empty());  // a GPU the topology lacks
 }
 
 TEST(Nvml, AbsentLibraryIsANoteNotAnError) {
