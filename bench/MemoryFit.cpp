@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bench/SweepPlan.h"
+#include "collectives/Registry.h"
 #include "collectives/algorithms/Algorithms.h"
 #include "core/Error.h"
 #include "core/Size.h"
@@ -15,9 +16,15 @@
 namespace cb {
 namespace {
 
-// Elements of scratch the planned algorithms of `args` need on the rank that needs most (rank 0
-// and rank n-1 cover the asymmetric ones).
-uint64_t scratchBytes(const SweepPlan& plan, const CollArgs& args, int nranks) {
+// Where a planned variant's buffers live once --transport has moved it (variantOnTransport).
+MemoryKind memoryOf(const VariantInfo* v, const SweepOptions& o) {
+  return variantOnTransport(v, o.variantOptions.schedule.transport)->memory;
+}
+
+// Bytes of scratch the planned algorithms of `args` need on the rank that needs most (rank 0
+// and rank n-1 cover the asymmetric ones), of the given memory: hand-written algorithms keep
+// their scratch where their transport keeps buffers (device memory with --transport cuda).
+uint64_t scratchBytes(const SweepPlan& plan, const CollArgs& args, int nranks, MemoryKind memory) {
   const SweepOptions& o = plan.options();
   const auto& planned = plan.variants(args.coll);
   AlgoOptions ao;
@@ -27,8 +34,9 @@ uint64_t scratchBytes(const SweepPlan& plan, const CollArgs& args, int nranks) {
     ao.chunkElements = o.variantOptions.schedule.chunkBytes / es;
   uint64_t most = 0;
   for (const auto& a : algorithms()) {
-    const bool inPlan = std::any_of(planned.begin(), planned.end(),
-                                    [&](const VariantInfo* v) { return v->name == a.name; });
+    const bool inPlan = std::any_of(planned.begin(), planned.end(), [&](const VariantInfo* v) {
+      return v->name == a.name && memoryOf(v, o) == memory;
+    });
     if (a.coll != args.coll || !inPlan) continue;
     if (a.unsupported && a.unsupported(nranks, args, ao)) continue;
     for (int rank : {0, nranks - 1}) {
@@ -74,7 +82,14 @@ MemoryNeed sweepMemoryPerRank(const SweepPlan& plan) {
   const int nranks = plan.nranks();
   MemoryNeed need;
   for (Collective c : o.collectives) {
-    if (plan.variants(c).empty()) continue;  // nothing of it runs
+    const auto& planned = plan.variants(c);
+    if (planned.empty()) continue;  // nothing of it runs
+    auto uses = [&](MemoryKind k) {
+      return std::any_of(planned.begin(), planned.end(),
+                         [&](const VariantInfo* v) { return memoryOf(v, o) == k; });
+    };
+    const bool onHost = uses(MemoryKind::kHost) || o.reference;  // memcpy copies host buffers
+    const bool onDevice = uses(MemoryKind::kDevice);
     for (DataType t : o.dtypes) {
       CollArgs args{c, t, RedOp::kSum, 0, countForBytes(c, t, o.maxBytes, nranks)};
       const uint64_t es = dataTypeSize(t);
@@ -84,12 +99,20 @@ MemoryNeed sweepMemoryPerRank(const SweepPlan& plan) {
       // the memcpy reference copies a send-sized buffer into another.
       uint64_t buffers = o.outOfPlace ? sb + rb : big;
       if (o.inPlace) buffers = std::max(buffers, big + (o.outOfPlace ? rb : 0));
-      if (o.reference) buffers = std::max(buffers, 2 * sb);
-      // Host staging of the input, plus the expected output and the poison when checking.
+      // Host staging of the input, plus the expected output and the poison when checking: on
+      // the host for device buffers too (they are filled and checked through copies).
       uint64_t verification = big + (o.checkRounds > 0 ? 2 * rb : 0);
-      need.buffers = std::max(need.buffers, buffers);
+      if (onHost) {
+        uint64_t host = o.reference ? std::max(buffers, 2 * sb) : buffers;
+        need.buffers = std::max(need.buffers, host);
+        need.scratch = std::max(need.scratch, scratchBytes(plan, args, nranks, MemoryKind::kHost));
+      }
+      if (onDevice) {
+        need.deviceBuffers = std::max(need.deviceBuffers, buffers);
+        need.deviceScratch =
+            std::max(need.deviceScratch, scratchBytes(plan, args, nranks, MemoryKind::kDevice));
+      }
       need.verification = std::max(need.verification, verification);
-      need.scratch = std::max(need.scratch, scratchBytes(plan, args, nranks));
     }
   }
   return need;
@@ -139,6 +162,24 @@ void checkMemoryFit(const MemoryNeed& need, int ranksOnHost, const HostMemory& h
       formatSize(need.verification), formatSize(need.scratch), ranksOnHost,
       total == limit ? std::string("more than 16 EiB") : formatSize(total),
       formatSize(host.availableBytes), host.source));
+}
+
+void checkDeviceMemoryFit(const MemoryNeed& need, int ranksOnDevice, uint64_t freeBytes,
+                          const std::string& device, uint64_t maxBytes) {
+  const uint64_t perRank = need.devicePerRank();
+  if (perRank == 0) return;
+  const uint64_t limit = std::numeric_limits<uint64_t>::max();
+  const uint64_t ranks = static_cast<uint64_t>(std::max(ranksOnDevice, 1));
+  const uint64_t total = perRank > limit / ranks ? limit : perRank * ranks;
+  if (total <= freeBytes) return;
+  throw UsageError(fmt::format(
+      "sizes up to {} (-e) need about {} of GPU memory per rank (buffers {}, scratch {}){} = {}, "
+      "but {} has {} free; lower -e",
+      formatSize(maxBytes), formatSize(perRank), formatSize(need.deviceBuffers),
+      formatSize(need.deviceScratch),
+      ranksOnDevice > 1 ? fmt::format(" x {} ranks sharing the GPU", ranksOnDevice) : "",
+      total == limit ? std::string("more than 16 EiB") : formatSize(total), device,
+      formatSize(freeBytes)));
 }
 
 }  // namespace cb

@@ -14,10 +14,16 @@
 namespace cb {
 
 struct MemoryNeed {
-  uint64_t buffers = 0;       // send + receive buffers (pool), per rank
+  uint64_t buffers = 0;       // send + receive buffers of host-memory variants (pool), per rank
   uint64_t verification = 0;  // host staging, expected output and poison, per rank
-  uint64_t scratch = 0;       // the largest scratch of a selected hand-written algorithm
-  uint64_t perRank() const { return buffers + verification + scratch; }
+  uint64_t scratch = 0;       // the largest scratch of a selected hand-written host algorithm
+  // GPU memory, per rank: the pool's device buffers (NCCL, --transport cuda) and the device
+  // algorithms' scratch. Kept apart: an 8-GPU node's -e 8G is 8 x 4 GiB on the GPUs, not 32 GiB
+  // of host memory (checked against the host it was refused under a Slurm memory limit).
+  uint64_t deviceBuffers = 0;
+  uint64_t deviceScratch = 0;
+  uint64_t perRank() const { return buffers + verification + scratch; }  // host memory
+  uint64_t devicePerRank() const { return deviceBuffers + deviceScratch; }
 };
 
 class SweepPlan;
@@ -35,5 +41,9 @@ HostMemory readHostMemory();
 // fit in `host`.
 void checkMemoryFit(const MemoryNeed& need, int ranksOnHost, const HostMemory& host,
                     uint64_t maxBytes);
+// UsageError when `ranksOnDevice` ranks (more than one only where ranks share a GPU) needing
+// need.devicePerRank() each do not fit in the device's `freeBytes` (cudaMemGetInfo).
+void checkDeviceMemoryFit(const MemoryNeed& need, int ranksOnDevice, uint64_t freeBytes,
+                          const std::string& device, uint64_t maxBytes);
 
 }  // namespace cb

@@ -13,8 +13,12 @@
 #include <cstring>
 
 #include "bench/MemoryFit.h"
+#if defined(COLLBENCH_HAVE_CUDA)
+#include "collectives/nccl/GpuDevice.h"
+#endif
 #include "collectives/transport/Transports.h"
 #include "core/Error.h"
+#include "core/HostMap.h"
 #include "core/Size.h"
 #include "core/Text.h"
 #include "session/World.h"
@@ -158,6 +162,39 @@ void checkNamesVariant(Team& team, const SweepPlan& plan, const std::string& wan
                                fmt::join(labels, ", ")));
 }
 
+namespace {
+
+// "" when the rank's GPU holds what the ranks that share it need (or there is no GPU to ask),
+// else the refusal. Collective: ranks sharing a GPU (NCCL_HOSTID) are counted together.
+std::string checkDeviceMemory(Team& team, const MemoryNeed& need, uint64_t maxBytes,
+                              Deadline deadline) {
+#if defined(COLLBENCH_HAVE_CUDA)
+  std::string mine;
+  uint64_t freeBytes = 0;
+  if (need.devicePerRank() > 0 && !gpuUnavailableReason()) {
+    DeviceChoice choice = chooseDevice(team.comm());
+    if (choice.device >= 0) {
+      mine = hostName() + " " + describeDevice(choice.device).pciBusId;
+      freeBytes = deviceFreeBytes(choice.device);
+    }
+  }
+  auto all = team.comm().allgatherStrings(mine, deadline);
+  if (mine.empty()) return "";
+  const int sharing = static_cast<int>(std::count(all.begin(), all.end(), mine));
+  try {
+    checkDeviceMemoryFit(need, sharing, freeBytes, "GPU " + mine.substr(mine.find(' ') + 1),
+                         maxBytes);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+#else
+  (void)team, (void)need, (void)maxBytes, (void)deadline;
+#endif
+  return "";
+}
+
+}  // namespace
+
 std::string checkMemoryOnEveryHost(Team& team, const MemoryNeed& need, uint64_t maxBytes,
                                    double timeoutSeconds) {
   const Deadline deadline = Deadline::after(timeoutSeconds);
@@ -169,13 +206,21 @@ std::string checkMemoryOnEveryHost(Team& team, const MemoryNeed& need, uint64_t 
   } catch (const UsageError& e) {
     error = e.what();
   }
+  // GPU memory apart from host memory: the buffers of NCCL and --transport cuda live there.
+  const std::string device = checkDeviceMemory(team, need, maxBytes, deadline);
+  if (error.empty()) error = device;
   // Every rank stops with the same line (the first rank's that does not fit).
   for (const auto& e : team.comm().allgatherStrings(error, deadline)) {
     if (!e.empty()) throw UsageError(e);
   }
-  return fmt::format("memory: about {} per rank x {} rank(s) on this host, of {} available",
-                     formatSize(need.perRank()), onHost,
-                     host.source.empty() ? std::string("?") : formatSize(host.availableBytes));
+  std::string line =
+      fmt::format("memory: about {} per rank x {} rank(s) on this host, of {} available",
+                  formatSize(need.perRank()), onHost,
+                  host.source.empty() ? std::string("?") : formatSize(host.availableBytes));
+  if (need.devicePerRank() > 0) {
+    line += fmt::format("; GPU memory about {} per rank", formatSize(need.devicePerRank()));
+  }
+  return line;
 }
 
 std::string checkSweepMemory(Team& team, const SweepPlan& plan) {

@@ -106,6 +106,10 @@ struct VariantInfo {
   // nothing a run sets up once is set up here again.
   std::function<std::unique_ptr<PreparedCollective>(Team&, const CollArgs&, const VariantOptions&)>
       prepare;
+  // Device variants whose library also moves point-to-point data (NCCL's ncclSend/ncclRecv): a
+  // Transport on device buffers, for what a replay runs outside the registry's collectives
+  // (all_to_allv, send/recv batches). Null for the others. Collective over the team.
+  std::function<std::unique_ptr<Transport>(Team&, const VariantOptions&)> deviceTransport;
 };
 
 class Registry {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace cb {
 
@@ -11,6 +12,13 @@ std::string hostName() {
   if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
   return buf;
 }
+
+std::string hostIdentityOf(const char* ncclHostId, const std::string& machineName) {
+  if (ncclHostId && *ncclHostId) return ncclHostId;
+  return machineName;
+}
+
+std::string hostIdentity() { return hostIdentityOf(std::getenv("NCCL_HOSTID"), hostName()); }
 
 HostMap HostMap::fromHosts(std::vector<std::string> hostOfRank) {
   HostMap m;
@@ -77,7 +85,7 @@ std::string HostMap::hostList() const {
 }
 
 HostMap gatherHostMap(Communicator& comm, Deadline d) {
-  return HostMap::fromHosts(comm.allgatherStrings(hostName(), d));
+  return HostMap::fromHosts(comm.allgatherStrings(hostIdentity(), d));
 }
 
 }  // namespace cb

@@ -17,6 +17,15 @@ namespace cb {
 // names from here, so they must agree on the fallback.
 std::string hostName();
 
+// The host a rank counts as in the host map and in the one-GPU-per-rank check: NCCL_HOSTID when
+// it is set and not empty, as NCCL's getHostHash (src/misc/utils.cc) takes it, else hostName().
+// Processes on one machine with distinct NCCL_HOSTID values are separate hosts to NCCL (it joins
+// them through its network transport), so they are to collbench too: several such ranks may
+// drive one GPU. Records and the store's reaping of dead runs keep hostName().
+std::string hostIdentity();
+// The rule, pure: `ncclHostId` is the variable's value (null when unset).
+std::string hostIdentityOf(const char* ncclHostId, const std::string& machineName);
+
 struct HostMap {
   std::vector<std::string> hostOfRank;  // per rank
   std::vector<std::string> hosts;       // distinct hosts in order of first appearance
@@ -46,7 +55,7 @@ struct HostMap {
   std::string hostList() const;
 };
 
-// Collective over comm: one allgather of host names.
+// Collective over comm: one allgather of host identities (hostIdentity()).
 HostMap gatherHostMap(Communicator& comm, Deadline d);
 
 }  // namespace cb

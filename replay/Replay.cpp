@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -79,6 +80,7 @@ struct ReplayEngine::Impl {
   std::map<std::string, std::unique_ptr<Team>> owned;  // split sub-teams
   std::map<std::string, Team*> teams;                  // group -> team (world for everyone)
   std::map<std::string, Transport*> transports;
+  std::map<std::string, std::unique_ptr<Transport>> deviceTransports;  // by group
   struct Call {
     size_t first = 0, last = 0;  // ops [first, last] run as one unit
     Team* team = nullptr;
@@ -232,13 +234,48 @@ struct ReplayEngine::Impl {
                         memoryOf->name, v->name));
       }
     }
-    if (memoryOf && memoryOf->memory != MemoryKind::kHost && exchanges) {
+    if (memoryOf && memoryOf->memory != MemoryKind::kHost && exchanges &&
+        !memoryOf->deviceTransport) {
       throw UsageError(fmt::format(
-          "--algo {}: device memory, but this trace's all_to_allv/send/recv are replayed over "
-          "host transports (leave them out with --ops, or give a host variant)",
+          "--algo {}: device memory, but this trace's all_to_allv/send/recv have no device "
+          "point-to-point with it (leave them out with --ops, or give a host variant)",
           memoryOf->name));
     }
     return memoryOf;
+  }
+
+  // Device buffers: the exchanges (all_to_allv, send/recv batches) move over the variant's own
+  // point-to-point (NCCL's grouped ncclSend/ncclRecv), one transport per group, made in group
+  // order. Every member of a group holds the same collective ops; send/recv run on the world,
+  // which every rank joins when any rank has one.
+  void useDeviceTransports(const VariantInfo& memoryOf) {
+    std::set<std::string> groups;
+    bool pointToPoint = false;
+    for (const auto& c : calls) {
+      if (!c.transport) continue;
+      if (isPointToPoint(ops[c.first].kind)) {
+        pointToPoint = true;
+      } else {
+        groups.insert(ops[c.first].group);
+      }
+    }
+    for (const auto& any : world.comm().allgatherStrings(pointToPoint ? "1" : "", deadline())) {
+      if (!any.empty()) groups.insert("");
+    }
+    try {
+      for (const auto& g : groups) {
+        deviceTransports[g] = memoryOf.deviceTransport(*teams.at(g), o.variant);
+      }
+    } catch (const EnvironmentError& e) {
+      throw EnvironmentError(fmt::format(
+          "--algo {}: this trace's all_to_allv/send/recv need its device point-to-point: {}",
+          memoryOf.name, e.what()));
+    }
+    for (auto& c : calls) {
+      if (!c.transport) continue;
+      const CommOp& op = ops[c.first];
+      c.transport = deviceTransports.at(isPointToPoint(op.kind) ? "" : op.group).get();
+    }
   }
 
   // Prepare every distinct call once, in key order (the same on every member of a group).
@@ -281,12 +318,14 @@ struct ReplayEngine::Impl {
     recvBuf->faultIn();
     // A fixed pattern: timed data is never denormal.
     sendBuf->upload(0, std::vector<uint8_t>(sendBytes, 0x3c).data(), sendBytes);
-    if (sendBuf->kind() != MemoryKind::kHost) return;  // no exchanges (refused above)
+    // On device memory the block to itself travels with the rest (NCCL sends to self); on the
+    // host it is a memcpy (exchange()).
+    const bool onDevice = sendBuf->kind() != MemoryKind::kHost;
     auto* send = static_cast<uint8_t*>(sendBuf->data());
     auto* recv = static_cast<uint8_t*>(recvBuf->data());
     for (auto& c : calls) {
       for (const auto& p : c.pieces) {
-        if (p.bytes == 0 || (!p.p2p && p.peer == c.grank)) continue;
+        if (p.bytes == 0 || (!p.p2p && p.peer == c.grank && !onDevice)) continue;
         if (p.send) c.sends.push_back({p.peer, send + p.offset, p.bytes});
         if (!p.send) c.recvs.push_back({p.peer, recv + p.offset, p.bytes});
       }
@@ -298,16 +337,19 @@ struct ReplayEngine::Impl {
     size_t sendBytes = 1, recvBytes = 1;
     planCalls(reg, sendBytes, recvBytes);
     const VariantInfo* memoryOf = bufferMemory();
-    prepareCalls(reg);
+    prepareCalls(reg);  // first: a variant that can't run here says so in its own words
+    if (memoryOf && memoryOf->memory != MemoryKind::kHost) useDeviceTransports(*memoryOf);
     allocateBuffers(memoryOf, sendBytes, recvBytes);
   }
 
   // An all_to_all(v) or a batch of sends/receives: the block to itself copied, the rest posted
   // at once.
   void exchange(const Call& c) {
-    auto* send = static_cast<const uint8_t*>(sendBuf->data());
-    auto* recv = static_cast<uint8_t*>(recvBuf->data());
-    for (const auto& k : c.self) std::memcpy(recv + k.to, send + k.from, k.bytes);
+    if (sendBuf->kind() == MemoryKind::kHost) {
+      auto* send = static_cast<const uint8_t*>(sendBuf->data());
+      auto* recv = static_cast<uint8_t*>(recvBuf->data());
+      for (const auto& k : c.self) std::memcpy(recv + k.to, send + k.from, k.bytes);
+    }
     c.transport->exchange(c.sends, c.recvs, deadline());
   }
 
@@ -380,21 +422,34 @@ struct ReplayEngine::Impl {
       }
       // Fill every send piece with what its receiver will check, run, check every receive.
       // Sends and receives pair in order per peer, so a message's index names its pattern.
-      size_t received = 0;
+      // Device buffers are filled and read through host copies.
+      const bool onHost = sendBuf->kind() == MemoryKind::kHost;
+      size_t sentBytes = 0, received = 0;
+      for (const auto& p : c.pieces) {
+        size_t& extent = p.send ? sentBytes : received;
+        extent = std::max(extent, p.offset + p.bytes);
+      }
+      std::vector<uint8_t> sendStage(onHost ? 0 : sentBytes), recvStage(onHost ? 0 : received);
+      uint8_t* sp = onHost ? send : sendStage.data();
+      uint8_t* rp = onHost ? recv : recvStage.data();
       std::vector<uint64_t> seeds;
       for (const auto& p : c.pieces) {
         const int me = p.p2p ? rank : c.grank;
         const uint64_t s = p.p2p ? (p.send ? sent[p.peer]++ : got[p.peer]++) : seed;
         seeds.push_back(s);
-        if (p.send) fillPattern(send + p.offset, p.bytes, me, p.peer, s);
-        if (!p.send) received = std::max(received, p.offset + p.bytes);
+        if (p.send) fillPattern(sp + p.offset, p.bytes, me, p.peer, s);
       }
-      std::memset(recv, 0xa5, received);
+      std::memset(rp, 0xa5, received);
+      if (!onHost) {
+        sendBuf->upload(0, sp, sentBytes);
+        recvBuf->upload(0, rp, received);
+      }
       runCall(c);
+      if (!onHost) recvBuf->download(0, rp, received);
       for (size_t k = 0; k < c.pieces.size(); ++k) {
         const auto& p = c.pieces[k];
         const int me = p.p2p ? rank : c.grank;
-        if (!p.send) wrong += wrongPattern(recv + p.offset, p.bytes, p.peer, me, seeds[k]);
+        if (!p.send) wrong += wrongPattern(rp + p.offset, p.bytes, p.peer, me, seeds[k]);
       }
     }
     return wrong;

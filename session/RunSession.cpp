@@ -1,10 +1,12 @@
 #include "session/RunSession.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "collectives/Versions.h"
 #if defined(COLLBENCH_HAVE_CUDA)
@@ -33,6 +35,28 @@ std::string gpuBusIdOfRank(const Communicator& comm) {
 
 }  // namespace
 
+std::string sharedGpuLine(const std::vector<std::string>& machineAndGpuOfRank) {
+  std::map<std::string, std::vector<int>> ranksOf;
+  for (int r = 0; r < static_cast<int>(machineAndGpuOfRank.size()); ++r) {
+    const std::string& key = machineAndGpuOfRank[r];
+    if (key.empty() || key.back() == ' ') continue;  // no GPU
+    ranksOf[key].push_back(r);
+  }
+  std::vector<std::string> shared;
+  for (const auto& [key, ranks] : ranksOf) {
+    if (ranks.size() < 2) continue;
+    const auto space = key.find(' ');
+    shared.push_back(fmt::format("ranks {} share GPU {} on {}", fmt::join(ranks, ","),
+                                 key.substr(space + 1), key.substr(0, space)));
+  }
+  if (shared.empty()) return "";
+  return fmt::format(
+      "# gpus  : {} (NCCL_HOSTID makes them separate hosts to NCCL, which joins them through its "
+      "network transport and runs them in turn): these figures test the multi-rank path, they "
+      "are not a node's",
+      fmt::join(shared, "; "));
+}
+
 RunSession::RunSession(Communicator& world, const SessionOptions& o)
     : o_(o), team_(world, o.transports) {
   auto& r = record_;
@@ -52,7 +76,9 @@ RunSession::RunSession(Communicator& world, const SessionOptions& o)
   r.pid = getpid();
   r.host = hostName();
   const Deadline d = team_.setupDeadline();
-  topology_ = collectRunTopology(team_.comm(), team_.hosts(), d, gpuBusIdOfRank(team_.comm()));
+  const std::string gpu = gpuBusIdOfRank(team_.comm());
+  topology_ = collectRunTopology(team_.comm(), team_.hosts(), d, gpu);
+  sharedGpuLine_ = sharedGpuLine(comm().allgatherStrings(hostName() + " " + gpu, d));
   team_.setLinkClasses(topology_.links);
   Fingerprint fp = buildFingerprint(r, team_.hosts(), readHostInfo());
   // What each rank sees of its own environment must agree before the run-wide parts are added.
@@ -78,6 +104,7 @@ void RunSession::printHeader(std::FILE* out, const std::vector<std::string>& ext
     fmt::print(out, "# cuda  : {}   nccl : {}\n", r.cudaVersion, r.ncclVersion);
   }
   if (slurm_) fmt::print(out, "# slurm : {}\n", slurm_->summary());
+  if (!sharedGpuLine_.empty()) fmt::print(out, "{}\n", sharedGpuLine_);
   for (const auto& line : extra) fmt::print(out, "{}\n", line);
   for (const auto& t : topology_.hosts) fmt::print(out, "# topology {}: {}\n", t.host, t.summary());
   const std::string links = linkClassCounts(topology_.links);

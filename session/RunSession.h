@@ -24,6 +24,10 @@
 
 namespace cb {
 
+// The header line for ranks that drive one GPU (each "machine gpu-bus-id" per rank; a rank
+// without a GPU ends in a space), "" when every GPU has one rank. Pure, tested on the host.
+std::string sharedGpuLine(const std::vector<std::string>& machineAndGpuOfRank);
+
 struct SessionOptions {
   std::string label;            // stored with the run
   std::string commandLine;      // stored with the run
@@ -88,6 +92,8 @@ class RunSession {
   RunRecord record_;
   RunTopology topology_;
   std::optional<SlurmJob> slurm_;
+  // "# gpus  : ..." when ranks of separate hosts (NCCL_HOSTID) drive one GPU; "" otherwise.
+  std::string sharedGpuLine_;
   std::optional<Store> store_;
   // The store is also written by the interrupt hook, on the rank board's watchdog thread.
   std::mutex storeMutex_;

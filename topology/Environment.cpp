@@ -115,8 +115,10 @@ bool isRelevantEnvironmentVariable(std::string_view name) {
   if (name == "CUDA_VISIBLE_DEVICES") return true;
   if (startsWith(name, "UCX_")) return true;
   if (startsWith(name, "NCCL_")) {
-    // The bootstrap rendezvous address (host:port) changes from launch to launch.
-    return name != "NCCL_COMM_ID";
+    // The bootstrap rendezvous address (host:port) changes from launch to launch, and
+    // NCCL_HOSTID names the rank's host (the host map's identity, core/HostMap.h): per rank by
+    // design where processes of one machine pose as hosts.
+    return name != "NCCL_COMM_ID" && name != "NCCL_HOSTID";
   }
   if (!startsWith(name, "OMPI_")) return false;
   // What Open MPI's launcher (mpirun/orted in 4.x, prte in 5.x) sets for itself: the rank and

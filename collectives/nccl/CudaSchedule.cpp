@@ -82,7 +82,6 @@ class CudaScheduleRun final : public PreparedCollective {
   }
 
   void enqueue(const void* send, void* recv, cudaStream_t s, Deadline d) {
-    ncclComm_t c = nccl_->get();
     char* staging = staging_ ? static_cast<char*>(staging_->data()) : nullptr;
     const DeviceSpans spans{send, recv, scratch_ ? scratch_->data() : nullptr, elem_};
     for (const auto& plan : plans_) {
@@ -92,21 +91,22 @@ class CudaScheduleRun final : public PreparedCollective {
                  std::any_of(plan.receives.begin(), plan.receives.end(),
                              [](const auto& r) { return r.step.dst.count > 0; });
       if (!any) continue;
-      nccl_->complete(ncclGroupStart(), "ncclGroupStart", d);
+      nccl_->call("ncclGroupStart", d, [](ncclComm_t) { return ncclGroupStart(); });
       for (const auto& step : plan.sends) {
         if (step.src.count == 0) continue;
-        nccl_->complete(
-            ncclSend(spans.at(step.src), step.src.count * elem_, ncclUint8, step.peer, c, s),
-            "ncclSend (schedule)", d);
+        nccl_->call("ncclSend (schedule)", d, [&](ncclComm_t c) {
+          return ncclSend(spans.at(step.src), step.src.count * elem_, ncclUint8, step.peer, c, s);
+        });
       }
       for (const auto& r : plan.receives) {
         if (r.step.dst.count == 0) continue;
         char* into = r.step.kind == StepKind::kRecvReduce ? staging + r.stagingOffset * elem_
                                                           : spans.at(r.step.dst);
-        nccl_->complete(ncclRecv(into, r.step.dst.count * elem_, ncclUint8, r.step.peer, c, s),
-                        "ncclRecv (schedule)", d);
+        nccl_->call("ncclRecv (schedule)", d, [&](ncclComm_t c) {
+          return ncclRecv(into, r.step.dst.count * elem_, ncclUint8, r.step.peer, c, s);
+        });
       }
-      nccl_->complete(ncclGroupEnd(), "ncclGroupEnd (schedule phase)", d);
+      nccl_->call("ncclGroupEnd (schedule phase)", d, [](ncclComm_t) { return ncclGroupEnd(); });
       enqueueRecvReduces(plan, spans, staging, args_.dtype, args_.op, s);
     }
   }

@@ -129,7 +129,7 @@ double DeviceCallRunner::run(const DeviceCall& call, Deadline d) {
       options_.graphLaunches > 0 ? &graphFor(call, options_.graphLaunches, {}) : nullptr;
   checkCuda(cudaEventRecord(start_.get(), s), "cudaEventRecord (start)");
   if (graph) {
-    checkCuda(cudaGraphLaunch(graph->exec(), s), "cudaGraphLaunch");
+    launch(*graph, d);
   } else {
     call.body(s, 0);
   }
@@ -164,9 +164,7 @@ double DeviceCallRunner::runBatch(const DeviceCall& call, int calls, BatchShift 
   const int launches = graph ? options_.graphLaunches : 1;
   double t0 = nowSeconds();
   if (graph) {
-    for (int l = 0; l < launches; ++l) {
-      checkCuda(cudaGraphLaunch(graph->exec(), s), "cudaGraphLaunch");
-    }
+    for (int l = 0; l < launches; ++l) launch(*graph, d);
   } else {
     for (int i = 0; i < calls; ++i) {
       // A long batch may still be enqueueing at the deadline (the launch queue is full, so each
@@ -196,6 +194,16 @@ void DeviceCallRunner::runOnce(const Enqueue& work, Deadline d) {
   checkCuda(cudaEventRecord(stop_.get(), stream_.get()), "cudaEventRecord (stop)");
   wait(d);
   if (armed.disarm()) throwAborted(d);
+}
+
+void DeviceCallRunner::launch(const CudaGraph& graph, Deadline d) {
+  // The graph holds the communicator's kernels: never launched once an abort freed it.
+  auto go = [&] { checkCuda(cudaGraphLaunch(graph.exec(), stream_.get()), "cudaGraphLaunch"); };
+  if (!comm_) {
+    go();
+  } else if (!comm_->whileAlive(go)) {
+    throwAborted(d);
+  }
 }
 
 void DeviceCallRunner::throwAborted(Deadline d) {

@@ -105,6 +105,7 @@ class DeviceCallRunner {
   const CudaGraph& graphFor(const DeviceCall& call, int bodies, BatchShift shift);
   void wait(Deadline d);
   [[noreturn]] static void throwAborted(Deadline d);
+  void launch(const CudaGraph& graph, Deadline d);
 
   int device_;
   GpuOptions options_;

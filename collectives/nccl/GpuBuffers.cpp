@@ -9,6 +9,7 @@
 
 #include "collectives/nccl/CudaCheck.h"
 #include "collectives/nccl/GpuDevice.h"
+#include "collectives/nccl/NcclWindows.h"
 #include "core/Error.h"
 
 namespace cb {
@@ -41,6 +42,7 @@ DeviceBuffer::~DeviceBuffer() {
   try {
     // The buffer's own device, never device 0 by default (ScopedDevice, GpuDevice.h).
     ScopedDevice on(device_);
+    deviceMemoryReleased(data_, bytes_);  // -R 1's registrations of it go first
     if (how_ == DeviceAlloc::kNcclMemAlloc) {
       ncclMemFree(data_);
     } else {

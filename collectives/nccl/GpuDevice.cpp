@@ -203,11 +203,19 @@ DeviceInfo describeDevice(int device) {
   return info;
 }
 
+uint64_t deviceFreeBytes(int device) {
+  ScopedDevice on(device);
+  size_t free = 0, total = 0;
+  checkCuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  return free;
+}
+
 void checkDistinctDevices(Communicator& comm, int device, Deadline d) {
   std::array<char, 64> bus{};
   checkCuda(cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), device),
             "cudaDeviceGetPCIBusId");
-  std::string mine = hostName() + " " + bus.data();
+  // Hosts as NCCL sees them: ranks with distinct NCCL_HOSTID values may share a GPU.
+  std::string mine = hostIdentity() + " " + bus.data();
   auto all = comm.allgatherStrings(mine, d);
   std::map<std::string, int> firstRank;
   for (int r = 0; r < static_cast<int>(all.size()); ++r) {

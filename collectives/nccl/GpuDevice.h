@@ -8,6 +8,7 @@
 // sees exactly one device (Slurm --gpus-per-task=1), that device is its own: device 0.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -84,6 +85,8 @@ struct DeviceInfo {
   int hostNumaNode = -1;  // NUMA node of the CPUs closest to the GPU (-1: unknown); bind there
 };
 DeviceInfo describeDevice(int device);
+// Free memory of `device` (cudaMemGetInfo, made current for the call).
+uint64_t deviceFreeBytes(int device);
 
 // Collective: throws EnvironmentError if two ranks on one host would drive the same GPU (NCCL
 // would fail later with a vaguer "Duplicate GPU detected").

@@ -56,6 +56,9 @@ EnvRecord& envRecord() {
   return record;
 }
 
+// The communicator of this thread whose windows are held (NcclComm::windows).
+thread_local NcclComm* tWindowHolder = nullptr;
+
 uint64_t freshNonce() {
   std::random_device rd;
   uint64_t n = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
@@ -165,17 +168,22 @@ NcclComm::NcclComm(Communicator& comm, int device, const NcclEnv& env, Deadline 
 }
 
 NcclComm::~NcclComm() {
+  if (tWindowHolder == this) tWindowHolder = nullptr;
   if (!comm_) return;
   std::optional<ScopedDevice> on;
   try {
     on.emplace(device_);
   } catch (const Error&) {
-    if (!aborted_.load()) ncclCommAbort(comm_);  // the device is gone: nothing to flush
+    abort();  // the device is gone: nothing to flush
     return;
   }
   if (windows_) {
     if (!usable()) windows_->abandon();  // NCCL calls on a failed communicator may not return
     windows_.reset();
+  }
+  if (registrations_) {
+    if (!usable()) registrations_->abandon();
+    registrations_.reset();
   }
   if (aborted_.load()) return;
   // Finalize flushes outstanding work and may wait for peers: a watchdog bounds it, and an
@@ -184,11 +192,14 @@ NcclComm::~NcclComm() {
   if (!failed_.load()) {
     Watchdog watch([this] { abort(); });
     watch.arm(Deadline::after(10));
-    ncclResult_t state = ncclCommFinalize(comm_);
+    ncclResult_t state = ncclInProgress;
+    guard_.use([&] { state = ncclCommFinalize(comm_); });
     bool fired = watch.disarm();
-    if (!fired && state == ncclSuccess) destroyed = ncclCommDestroy(comm_) == ncclSuccess;
+    if (!fired && state == ncclSuccess) {
+      guard_.use([&] { destroyed = ncclCommDestroy(comm_) == ncclSuccess; });
+    }
   }
-  if (!destroyed && !aborted_.load()) ncclCommAbort(comm_);
+  if (!destroyed) abort();
 }
 
 void NcclComm::complete(ncclResult_t r, const char* what, Deadline d) {
@@ -197,10 +208,10 @@ void NcclComm::complete(ncclResult_t r, const char* what, Deadline d) {
   ncclResult_t state = ncclInProgress;
   Backoff backoff;
   while (true) {
-    if (aborted_.load()) {
+    ncclResult_t q = ncclSuccess;
+    if (!asyncError(&state, &q)) {
       throw TimeoutError(fmt::format("{}: the NCCL communicator was aborted", what));
     }
-    ncclResult_t q = ncclCommGetAsyncError(comm_, &state);
     if (q != ncclSuccess) fail(q, "ncclCommGetAsyncError");
     if (state != ncclInProgress) break;
     if (d.expired()) {
@@ -213,21 +224,36 @@ void NcclComm::complete(ncclResult_t r, const char* what, Deadline d) {
   if (state != ncclSuccess) fail(state, what);
 }
 
+bool NcclComm::asyncError(ncclResult_t* state, ncclResult_t* query) {
+  return guard_.use([&] { *query = ncclCommGetAsyncError(comm_, state); });
+}
+
 void NcclComm::checkAsync(const char* what) {
-  if (aborted_.load())
+  ncclResult_t state = ncclSuccess, q = ncclSuccess;
+  if (!asyncError(&state, &q)) {
     throw TimeoutError(fmt::format("{}: the NCCL communicator was aborted", what));
-  ncclResult_t state = ncclSuccess;
-  ncclResult_t q = ncclCommGetAsyncError(comm_, &state);
+  }
   if (q != ncclSuccess) fail(q, "ncclCommGetAsyncError");
   if (state != ncclSuccess && state != ncclInProgress) fail(state, what);
 }
 
 void NcclComm::abort() noexcept {
-  if (comm_ && !aborted_.exchange(true)) ncclCommAbort(comm_);
+  if (!comm_ || aborted_.exchange(true)) return;
+  guard_.end([this] { ncclCommAbort(comm_); }, kAbortGrace);
+}
+
+void NcclComm::throwAborted(const char* what) {
+  throw TimeoutError(fmt::format("{}: the NCCL communicator was aborted", what));
 }
 
 SymmetricWindows& NcclComm::windows(Deadline d) {
   windowDeadline_ = d;
+  if (tWindowHolder && tWindowHolder != this) {
+    NcclComm* other = tWindowHolder;
+    if (!other->usable()) other->windows_->abandon();
+    other->windows_.reset();
+  }
+  tWindowHolder = this;
   if (windows_) return *windows_;
   WindowOps ops;
   ops.allocate = [](size_t bytes) {
@@ -239,14 +265,16 @@ SymmetricWindows& NcclComm::windows(Deadline d) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
   ops.enroll = [this](void* p, size_t bytes) -> void* {
     ncclWindow_t win = nullptr;
-    complete(ncclCommWindowRegister(comm_, p, bytes, &win, NCCL_WIN_COLL_SYMMETRIC),
-             "ncclCommWindowRegister", windowDeadline_);
+    call("ncclCommWindowRegister", windowDeadline_, [&](ncclComm_t c) {
+      return ncclCommWindowRegister(c, p, bytes, &win, NCCL_WIN_COLL_SYMMETRIC);
+    });
     return win;
   };
   ops.withdraw = [this](void* win) {
     try {
-      complete(ncclCommWindowDeregister(comm_, static_cast<ncclWindow_t>(win)),
-               "ncclCommWindowDeregister", Deadline::after(10));
+      call("ncclCommWindowDeregister", Deadline::after(10), [&](ncclComm_t c) {
+        return ncclCommWindowDeregister(c, static_cast<ncclWindow_t>(win));
+      });
     } catch (const Error&) {
       // marked failed; the pool replaces the communicator
     }
@@ -261,10 +289,32 @@ SymmetricWindows& NcclComm::windows(Deadline d) {
   return *windows_;
 }
 
+BufferRegistrations& NcclComm::registrations(Deadline d) {
+  registerDeadline_ = d;
+  if (registrations_) return *registrations_;
+  RegisterOps ops;
+  ops.enroll = [this](void* p, size_t bytes) -> void* {
+    void* handle = nullptr;
+    call("ncclCommRegister", registerDeadline_,
+         [&](ncclComm_t c) { return ncclCommRegister(c, p, bytes, &handle); });
+    return handle;
+  };
+  ops.withdraw = [this](void* handle) {
+    // Local (no peer takes part); an aborted communicator is not touched (the guard).
+    guard_.use([&] { ncclCommDeregister(comm_, handle); });
+  };
+  registrations_ = std::make_unique<BufferRegistrations>(std::move(ops));
+  return *registrations_;
+}
+
 std::string NcclComm::lastError() const {
-  if (!comm_ || aborted_.load()) return "";
-  const char* s = ncclGetLastError(comm_);
-  return s ? s : "";
+  std::string text;
+  if (!comm_) return text;
+  guard_.use([&] {
+    const char* s = ncclGetLastError(comm_);
+    if (s) text = s;
+  });
+  return text;
 }
 
 void NcclComm::fail(ncclResult_t r, const char* what) {

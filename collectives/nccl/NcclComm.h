@@ -20,6 +20,7 @@
 #include <nccl.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -30,6 +31,7 @@
 #include "collectives/nccl/NcclWindows.h"
 #include "core/Clock.h"
 #include "core/Communicator.h"
+#include "core/EndableUse.h"
 
 namespace cb {
 
@@ -72,6 +74,23 @@ class NcclComm {
   // True once abort() ran (the watchdog's, at a deadline): the handle must not be used again.
   bool aborted() const { return aborted_.load(); }
 
+  // Makes one NCCL call on this communicator, `fn(handle)`, and completes it (complete()). The
+  // call goes through the abort's guard (core/EndableUse.h): after abort() began, no call
+  // touches the handle (TimeoutError instead), and abort() waits for a call in progress before
+  // ncclCommAbort frees the communicator. Every use of get() by a variant goes through here.
+  template <class Fn>
+  void call(const char* what, Deadline d, Fn&& fn) {
+    ncclResult_t r = ncclSuccess;
+    if (!guard_.use([&] { r = fn(comm_); })) throwAborted(what);
+    complete(r, what, d);
+  }
+  // Runs `fn` (work that relies on the communicator, e.g. launching a graph of its kernels)
+  // unless the communicator was aborted; false, fn not run, after an abort.
+  template <class Fn>
+  bool whileAlive(Fn&& fn) {
+    return guard_.use(std::forward<Fn>(fn));
+  }
+
   // Checks the result `r` of a call: throws NcclCallError on an error (marking this communicator
   // failed), TimeoutError when the communicator was aborted (the error is the abort's). Should a
   // call still say ncclInProgress, polls ncclCommGetAsyncError until it ends, aborting and throwing
@@ -79,16 +98,27 @@ class NcclComm {
   void complete(ncclResult_t r, const char* what, Deadline d);
   // Throws NcclCallError (marking the communicator failed) on an asynchronous error.
   void checkAsync(const char* what);
-  // Thread-safe and idempotent: the watchdog may call it while the owner waits on an event.
+  // Thread-safe and idempotent: the watchdog may call it while the owner waits on an event. Waits
+  // (up to kAbortGrace) for a call in progress through call()/whileAlive() to leave first.
   void abort() noexcept;
+  static constexpr std::chrono::milliseconds kAbortGrace{2000};
   // The last error text NCCL recorded for this communicator ("" if none).
   std::string lastError() const;
   // The -R 2 windows of this communicator (NcclWindows.h), made on first use; `d` bounds the
-  // registrations that the next ensure() makes.
+  // registrations that the next ensure() makes. One communicator of the thread holds windows at
+  // a time: taking them here drops another's (deregistered and freed; every rank's pool drops
+  // the same at the same call), so several --nccl-algo columns at -e 8G hold 2 x 8 GiB, not
+  // 2 x 8 GiB per column.
   SymmetricWindows& windows(Deadline d);
+  bool holdsWindows() const { return windows_ != nullptr; }
+  // The -R 1 registrations of this communicator (NcclWindows.h), kept for the run.
+  BufferRegistrations& registrations(Deadline d);
 
  private:
   [[noreturn]] void fail(ncclResult_t r, const char* what);
+  [[noreturn]] static void throwAborted(const char* what);
+  // ncclGetLastError / ncclCommGetAsyncError through the guard: false after an abort.
+  bool asyncError(ncclResult_t* state, ncclResult_t* query);
 
   ncclComm_t comm_ = nullptr;
   int device_;
@@ -97,8 +127,13 @@ class NcclComm {
   NcclEnv env_;
   std::atomic<bool> aborted_{false};
   std::atomic<bool> failed_{false};
+  // Every NCCL call on comm_ after init; abort() ends it. Before the windows and registrations,
+  // whose withdrawals go through it when they are destroyed.
+  mutable EndableUse guard_;
   Deadline windowDeadline_ = Deadline::never();
   std::unique_ptr<SymmetricWindows> windows_;  // deregistered before the communicator goes
+  Deadline registerDeadline_ = Deadline::never();
+  std::unique_ptr<BufferRegistrations> registrations_;  // likewise
 };
 
 // How a pool makes a communicator (NcclComm's constructor; tests count calls with a fake).

@@ -20,6 +20,7 @@
 #include "collectives/nccl/GpuDevice.h"
 #include "collectives/nccl/GpuOptions.h"
 #include "collectives/nccl/NcclComm.h"
+#include "collectives/nccl/NcclPointToPoint.h"
 #include "collectives/nccl/NcclTuning.h"
 #include "collectives/transport/ShmTransport.h"
 #include "core/Error.h"
@@ -102,7 +103,6 @@ class NcclPrepared final : public PreparedCollective {
       return;
     }
     cudaStreamSynchronize(runner_.stream());
-    for (auto& [ptr, handle] : registered_) ncclCommDeregister(nccl_->get(), handle);
   }
 
   void run(const void* send, void* recv, Deadline d) override {
@@ -143,48 +143,57 @@ class NcclPrepared final : public PreparedCollective {
 
  private:
   void enqueue(const void* send, void* recv, cudaStream_t s, Deadline d) {
-    ncclComm_t c = nccl_->get();
     size_t count = args_.count;
     switch (args_.coll) {
       case Collective::kAllReduce:
-        nccl_->complete(ncclAllReduce(send, recv, count, dtype_, op_, c, s), "ncclAllReduce", d);
+        nccl_->call("ncclAllReduce", d, [&](ncclComm_t c) {
+          return ncclAllReduce(send, recv, count, dtype_, op_, c, s);
+        });
         break;
       case Collective::kAllGather:
-        nccl_->complete(ncclAllGather(send, recv, count, dtype_, c, s), "ncclAllGather", d);
+        nccl_->call("ncclAllGather", d,
+                    [&](ncclComm_t c) { return ncclAllGather(send, recv, count, dtype_, c, s); });
         break;
       case Collective::kReduceScatter:
-        nccl_->complete(ncclReduceScatter(send, recv, count, dtype_, op_, c, s),
-                        "ncclReduceScatter", d);
+        nccl_->call("ncclReduceScatter", d, [&](ncclComm_t c) {
+          return ncclReduceScatter(send, recv, count, dtype_, op_, c, s);
+        });
         break;
       case Collective::kBroadcast:
-        nccl_->complete(ncclBroadcast(send, recv, count, dtype_, args_.root, c, s), "ncclBroadcast",
-                        d);
+        nccl_->call("ncclBroadcast", d, [&](ncclComm_t c) {
+          return ncclBroadcast(send, recv, count, dtype_, args_.root, c, s);
+        });
         break;
       case Collective::kReduce:
-        nccl_->complete(ncclReduce(send, recv, count, dtype_, op_, args_.root, c, s), "ncclReduce",
-                        d);
+        nccl_->call("ncclReduce", d, [&](ncclComm_t c) {
+          return ncclReduce(send, recv, count, dtype_, op_, args_.root, c, s);
+        });
         break;
       case Collective::kAllToAll: {
         size_t chunk = count * dataTypeSize(args_.dtype);
-        nccl_->complete(ncclGroupStart(), "ncclGroupStart", d);
+        nccl_->call("ncclGroupStart", d, [](ncclComm_t) { return ncclGroupStart(); });
         for (int peer = 0; peer < nranks_; ++peer) {
-          nccl_->complete(
-              ncclSend(static_cast<const char*>(send) + peer * chunk, count, dtype_, peer, c, s),
-              "ncclSend", d);
-          nccl_->complete(
-              ncclRecv(static_cast<char*>(recv) + peer * chunk, count, dtype_, peer, c, s),
-              "ncclRecv", d);
+          nccl_->call("ncclSend", d, [&](ncclComm_t c) {
+            return ncclSend(static_cast<const char*>(send) + peer * chunk, count, dtype_, peer, c,
+                            s);
+          });
+          nccl_->call("ncclRecv", d, [&](ncclComm_t c) {
+            return ncclRecv(static_cast<char*>(recv) + peer * chunk, count, dtype_, peer, c, s);
+          });
         }
-        nccl_->complete(ncclGroupEnd(), "ncclGroupEnd (alltoall)", d);
+        nccl_->call("ncclGroupEnd (alltoall)", d, [](ncclComm_t) { return ncclGroupEnd(); });
         break;
       }
       case Collective::kSendRecv: {
         int rank = nccl_->rank();
-        nccl_->complete(ncclGroupStart(), "ncclGroupStart", d);
-        nccl_->complete(ncclSend(send, count, dtype_, (rank + 1) % nranks_, c, s), "ncclSend", d);
-        nccl_->complete(ncclRecv(recv, count, dtype_, (rank + nranks_ - 1) % nranks_, c, s),
-                        "ncclRecv", d);
-        nccl_->complete(ncclGroupEnd(), "ncclGroupEnd (sendrecv)", d);
+        nccl_->call("ncclGroupStart", d, [](ncclComm_t) { return ncclGroupStart(); });
+        nccl_->call("ncclSend", d, [&](ncclComm_t c) {
+          return ncclSend(send, count, dtype_, (rank + 1) % nranks_, c, s);
+        });
+        nccl_->call("ncclRecv", d, [&](ncclComm_t c) {
+          return ncclRecv(recv, count, dtype_, (rank + nranks_ - 1) % nranks_, c, s);
+        });
+        nccl_->call("ncclGroupEnd (sendrecv)", d, [](ncclComm_t) { return ncclGroupEnd(); });
         break;
       }
     }
@@ -214,11 +223,9 @@ class NcclPrepared final : public PreparedCollective {
     return call;
   }
 
+  // Once per buffer and run: the communicator keeps the registration across points.
   void registerOnce(void* ptr, size_t bytes, Deadline d) {
-    if (bytes == 0 || registered_.count(ptr)) return;
-    void* handle = nullptr;
-    nccl_->complete(ncclCommRegister(nccl_->get(), ptr, bytes, &handle), "ncclCommRegister", d);
-    registered_.emplace(ptr, handle);
+    nccl_->registrations(d).ensure(ptr, bytes);
   }
 
   // Copies in (pre), runs on the windows (body, timed), copies the result out (post).
@@ -279,7 +286,6 @@ class NcclPrepared final : public PreparedCollective {
   size_t recvBytes_;
   std::shared_ptr<NcclComm> nccl_;  // before runner_: the runner (and its watchdog) goes first
   DeviceCallRunner runner_;
-  std::map<void*, void*> registered_;
   SymmetricWindows::Pair windows_{nullptr, nullptr, 0};  // -R 2: the communicator's windows
   std::optional<double> last_;
 };
@@ -341,6 +347,9 @@ VariantInfo ncclVariant(Collective c, std::string name, std::string description,
   };
   v.prepare = [env](Communicator& comm, const CollArgs& args, const VariantOptions& o) {
     return prepareNccl(comm, args, o, env);
+  };
+  v.deviceTransport = [](Team& team, const VariantOptions& o) {
+    return makeNcclPointToPoint(team, gpuOptionsFrom(o).prepareTimeoutSeconds);
   };
   return v;
 }

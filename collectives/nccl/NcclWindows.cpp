@@ -2,6 +2,8 @@
 #include "collectives/nccl/NcclWindows.h"
 
 #include <algorithm>
+#include <mutex>
+#include <set>
 
 namespace cb {
 
@@ -36,6 +38,83 @@ void SymmetricWindows::drop() {
   if (b_) ops_.release(b_);
   a_ = b_ = nullptr;
   bytes_ = 0;
+}
+
+namespace {
+
+// The live registration sets of this process (one per NCCL communicator that registered).
+struct Listeners {
+  std::mutex mutex;
+  std::set<BufferRegistrations*> all;
+};
+Listeners& listeners() {
+  static Listeners l;
+  return l;
+}
+
+}  // namespace
+
+BufferRegistrations::BufferRegistrations(RegisterOps ops) : ops_(std::move(ops)) {
+  std::lock_guard lock(listeners().mutex);
+  listeners().all.insert(this);
+}
+
+BufferRegistrations::~BufferRegistrations() {
+  {
+    std::lock_guard lock(listeners().mutex);
+    listeners().all.erase(this);
+  }
+  std::lock_guard lock(mutex_);
+  for (auto& [ptr, h] : held_) ops_.withdraw(h.handle);
+}
+
+void BufferRegistrations::ensure(void* ptr, size_t bytes) {
+  if (bytes == 0) return;
+  std::lock_guard lock(mutex_);
+  auto* p = static_cast<char*>(ptr);
+  auto it = held_.find(p);
+  if (it != held_.end()) {
+    if (it->second.bytes >= bytes) return;
+    ops_.withdraw(it->second.handle);
+    held_.erase(it);
+  }
+  void* handle = ops_.enroll(p, bytes);
+  ++registrations_;
+  held_.emplace(p, Held{bytes, handle});
+}
+
+void BufferRegistrations::released(const void* base, size_t bytes) {
+  const char* lo = static_cast<const char*>(base);
+  const char* hi = lo + bytes;
+  std::lock_guard lock(mutex_);
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (it->first >= lo && it->first < hi) {
+      ops_.withdraw(it->second.handle);
+      it = held_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void BufferRegistrations::abandon() {
+  std::lock_guard lock(mutex_);
+  held_.clear();
+}
+
+size_t BufferRegistrations::registrations() const {
+  std::lock_guard lock(mutex_);
+  return registrations_;
+}
+
+size_t BufferRegistrations::held() const {
+  std::lock_guard lock(mutex_);
+  return held_.size();
+}
+
+void deviceMemoryReleased(const void* base, size_t bytes) {
+  std::lock_guard lock(listeners().mutex);
+  for (auto* r : listeners().all) r->released(base, bytes);
 }
 
 }  // namespace cb

@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
+#include <mutex>
 
 namespace cb {
 
@@ -55,5 +57,49 @@ class SymmetricWindows {
   size_t registrations_ = 0;
   bool withdrawn_ = false;
 };
+
+// The buffers -R 1 registers (ncclCommRegister, local to the rank: no peer takes part). nccl-tests
+// registers its buffers once per run; a prepared collective lives for one point, so the
+// registrations belong to the communicator: each buffer is registered the first time a call uses
+// it and kept for the run (a larger range of the same buffer registers again), and forgotten when
+// the engine frees the buffer (released(), called before the memory goes) or the communicator
+// goes. Behind RegisterOps, so the policy is counted on the host.
+struct RegisterOps {
+  std::function<void*(void* ptr, size_t bytes)> enroll;  // ncclCommRegister: the handle
+  std::function<void(void* handle)> withdraw;            // ncclCommDeregister
+};
+
+class BufferRegistrations {
+ public:
+  explicit BufferRegistrations(RegisterOps ops);
+  ~BufferRegistrations();
+  BufferRegistrations(const BufferRegistrations&) = delete;
+  BufferRegistrations& operator=(const BufferRegistrations&) = delete;
+
+  // [ptr, ptr + bytes) registered: at once if already covered, else (again) now.
+  void ensure(void* ptr, size_t bytes);
+  // The memory [base, base + bytes) is about to be freed: its registrations are withdrawn.
+  void released(const void* base, size_t bytes);
+  // Forgets every registration without withdrawing (the communicator failed or was aborted).
+  void abandon();
+  size_t registrations() const;  // ncclCommRegister calls so far
+  size_t held() const;
+
+ private:
+  struct Held {
+    size_t bytes;
+    void* handle;
+  };
+  RegisterOps ops_;
+  // released() comes from the thread that frees a buffer, which in the local world may be another
+  // rank's thread than this set's owner.
+  mutable std::mutex mutex_;
+  std::map<char*, Held> held_;
+  size_t registrations_ = 0;
+};
+
+// Every device buffer's release passes through here before the memory is freed, so the
+// registrations that cover it (any communicator's on this process) are withdrawn first.
+void deviceMemoryReleased(const void* base, size_t bytes);
 
 }  // namespace cb

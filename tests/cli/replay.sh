@@ -40,8 +40,8 @@ one_line_error "--ops: unknown op 'gather'"
 expect 2 "$cb" replay "$T/chakra-et/astra-sim-microbench-4npus/all_reduce/all_reduce.{rank}.et" \
   --algo nosuch --db "$bad"
 one_line_error "--algo nosuch: no allreduce variant"
-# GPU variants run on device memory; the DLRM's all_to_allv goes over host transports (and a
-# build or machine without a GPU says so): one line either way.
+# GPU variants run on device memory, the DLRM's all_to_allv over NCCL's grouped send/recv; a
+# build or machine without a GPU says so in one line.
 expect 2 "$cb" replay "$dlrm" --algo nccl --db "$bad"
 one_line_error "nccl"
 expect 2 "$cb" replay "$resnet" --use-one-trace --scale-size 1e6 --db "$bad"

@@ -95,6 +95,7 @@ TEST(Environment, WhichVariablesCount) {
                          "OMPI_MCA_initial_wdir",
                          "OMPI_UNIVERSE_SIZE",
                          "NCCL_COMM_ID",
+                         "NCCL_HOSTID",  // the host's identity, per rank under gpu-mpirun.sh
                          "PATH",
                          "HOME",
                          "PMIX_RANK",
