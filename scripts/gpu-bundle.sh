@@ -16,8 +16,8 @@
 #                              parameters, PMIx's plugins and texts, and mpi.h with libmpi.so for
 #                              building nccl-tests with MPI=1 (MPI_HOME=mpi)
 #   nccl-tests/                with --nccl-tests SRC: that nccl-tests source tree (no .git)
-#   traces/                    ranks 0-3 of the 8-rank DLRM execution trace of tests/data (the
-#                              multi-rank stage's replay --ranks 4)
+#   traces/                    the 8-rank DLRM execution trace of tests/data (the multi-rank
+#                              stage's replay --ranks 4)
 #   env.sh                     what the launchers share (NCCL search, the glibc check, Open MPI's
 #                              relocation)
 #   MANIFEST.txt               the files, their sizes and the assumptions below
@@ -194,8 +194,8 @@ chmod +x "$out/mpirun"
 dlrm=$here/../tests/data/traces/pytorch-et/param-dlrm-8rank
 if [[ -d $dlrm ]]; then
   mkdir -p "$out/traces/param-dlrm-8rank"
-  # The first four ranks' traces: the stage replays them on 4 ranks (replay --ranks 4).
-  cp "$dlrm"/dlrm_eg_[0-3].json.gz "$out/traces/param-dlrm-8rank/"
+  # All eight: replay --ranks 4 keeps ranks 0-3 but learns the job's world from the eight files.
+  cp "$dlrm"/dlrm_eg_*.json.gz "$out/traces/param-dlrm-8rank/"
   cp "$here/../tests/data/traces/SOURCES.md" "$out/traces/SOURCES.md"
 fi
 

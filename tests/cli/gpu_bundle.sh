@@ -39,7 +39,7 @@ has "$(cat "$tmp/made/MANIFEST.txt")" "needs: x86-64 Linux, glibc >= "
 # does not travel), the launcher, the DLRM trace with its sources.
 for f in mpi/bin/orterun mpi/lib/openmpi/mca_pml_ob1.so mpi/lib/openmpi/mca_btl_vader.so \
   mpi/lib/openmpi/mca_btl_tcp.so mpi/share/openmpi/help-mpi-runtime.txt mpi/etc/openmpi-mca-params.conf \
-  mpi/include/mpi.h mpi/lib/libmpi.so mpirun traces/param-dlrm-8rank/dlrm_eg_3.json.gz traces/SOURCES.md; do
+  mpi/include/mpi.h mpi/lib/libmpi.so mpirun traces/param-dlrm-8rank/dlrm_eg_7.json.gz traces/SOURCES.md; do
   [ -e "$tmp/made/$f" ] || fail "$f is missing from the bundle"
 done
 ! compgen -G "$tmp/made/mpi/lib/openmpi/*ucx*" >/dev/null || fail "a UCX plugin travelled"
@@ -106,6 +106,10 @@ expect 0 "${nompi[@]}" ./bundle/mpirun -np 1 -- bash -c 'cat /proc/$PPID/maps'
 mapped=$(awk '{print $6}' <<<"$out" | grep -E 'mca_|libmpi|libopen-(pal|rte)|libpmix|pmix_mca' | sort -u)
 grep -q "$tmp/node/bundle/mpi/lib/openmpi/mca_" <<<"$mapped" || fail "no plugin loaded from the bundle: $mapped"
 grep -vF "$tmp/node/bundle/" <<<"$mapped" | grep -q . && fail "loaded from outside the bundle: $(grep -vF "$tmp/node/bundle/" <<<"$mapped")"
+
+# The carried DLRM trace, as the multi-rank stage replays it (4 of its 8 ranks).
+expect 0 "${clean[@]}" ./bundle/collbench replay 'bundle/traces/param-dlrm-8rank/dlrm_eg_{rank}.json.gz' --ranks 4 --dry-run
+has "$out" "alltoallv"
 
 expect 0 "${clean[@]}" ./bundle/collbench list
 has "$out" "nccl"
