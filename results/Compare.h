@@ -1,12 +1,12 @@
 // Comparing runs: run-level statistics for `compare` and `gate`. Pure functions over records (no
 // database, no I/O), so every rule is unit-tested on synthetic data. (The Mann-Whitney U test over
-// iterations that collbench first used is gone: nothing but its tests called it; ARCHITECTURE
+// iterations that collbench first used is gone: nothing but its tests called it; docs/GATE.md
 // says why the gate tests runs, not iterations.)
 //
-// The decision rule (also printed by `collbench gate --help`; argued in docs/ARCHITECTURE.md):
+// The decision rule (also printed by `collbench gate --help`; argued in docs/GATE.md):
 //  1. Replicates. The unit of replication is the run: each run (and each cycle of a `-N`
 //     repeated sweep) gives one value per case, a quantile of its iterations (--run-value,
-//     default the 10th percentile; the reported value for imported logs). Iterations inside a run
+//     default the fastest, `min`; the reported value for imported logs). Iterations inside a run
 //     are never treated as independent: whole runs shift together on a shared machine, which
 //     iteration-level tests cannot see.
 //  2. Scale. Values are compared as logarithms (changes are ratios), signed so that larger is
@@ -236,7 +236,7 @@ struct CompareOptions {
   // Which quantile of a run's iterations stands for the run (0: the fastest, 0.1: the tenth
   // percentile, 0.5: the median). Interference on a shared machine only ever adds time, so the
   // fastest iteration tracks the code's cost most steadily (Chen and Revels 2016; measured in
-  // docs/ARCHITECTURE.md: fewer false alarms and more 30% slowdowns caught than p10).
+  // docs/GATE.md: fewer false alarms and more 30% slowdowns caught than p10).
   double runQuantile = 0;
   SizeFilter sizes;
   // Compare runs whose environment fingerprints differ (each case is then marked so).

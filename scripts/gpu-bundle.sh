@@ -8,7 +8,7 @@
 #   mpirun                     the MPI launcher (scripts/gpu-mpirun.sh): the bundle's Open MPI,
 #                              each rank its own NCCL_HOSTID (several NCCL ranks on one GPU)
 #   gpu-check.sh               the GPU acceptance script (docs/GPU.md), run from here
-#   gpu-states.sh              what one GPU's two states follow (docs/GPU.md, "third loan")
+#   gpu-states.sh              what one GPU's two states follow (docs/journal/2026-11-27-gpu-h200-third-loan.md)
 #   libexec/                   the stripped binaries
 #   lib/                       every shared library they load that a bare node lacks (ldd),
 #                              and hwloc's PCI plugin (lib/hwloc/, HWLOC_PLUGINS_PATH)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What one GPU's two states follow (docs/GPU.md, "third loan"): on one H200, NCCL calls of
+# What one GPU's two states follow (docs/journal/2026-11-27-gpu-h200-third-loan.md): on one H200, NCCL calls of
 # 256 KiB-1 MiB came in two states, an in-place call (a no-op on one rank) at 1.28 or 1.82 us and
 # the out-of-place ones at 7.1 or 8.8 us, switching between runs and within them, not with
 # --bind. This runs ROUNDS rounds of `run allreduce --np 1 --algo nccl -b 256K -e 1M -f 2 -n 30`

@@ -175,7 +175,7 @@ fi
 if [[ -z $want ]]; then
   # No suspect on a healthy mesh: "healthy" (exit 0), or "too noisy to judge" (exit 3) when the
   # schedules' figures moved more than the change diag links is asked to see (8 ranks' TCP on a
-  # 2-core VM moves them 8-25%; docs/ARCHITECTURE.md).
+  # 2-core VM moves them 8-25%; docs/journal/2026-11-27-diag-measurements.md).
   [[ -z $suspects && $status -eq 0 ]] && { echo "PASS: healthy, no suspect"; exit 0; }
   [[ -z $suspects && $status -eq 3 ]] && { echo "PASS: too noisy to judge, no suspect"; exit 0; }
   echo "FAIL: suspects on a healthy mesh (exit $status)"; exit 1

@@ -60,7 +60,7 @@ others=$(grep '^SUSPECT' <<<"$out" | grep -v '^SUSPECT rank 3 ')
 
 # Healthy: one verdict line, exit 0; --quick measures one round of the two halves. Four thread
 # ranks on 2 cores fall, in some runs, into a mode where one round's pairs take turns on the CPUs
-# (that round 10x slower in every schedule): "too noisy" then, never a suspect (ARCHITECTURE,
+# (that round 10x slower in every schedule): "too noisy" then, never a suspect (docs/journal/2026-11-27-diag-measurements.md,
 # Diagnosis); the healthy verdict must come in one of 5 attempts.
 for attempt in 1 2 3 4 5; do
   "$cb" diag links --np 4 "${fast[@]}" --no-db >"$tmp/out" 2>"$tmp/err"

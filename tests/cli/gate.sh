@@ -6,7 +6,7 @@
 # comparable (exit 2); --calibrate names the runs per side; bad inputs exit 2 with one line;
 # JUnit is well-formed XML with failures, Markdown holds a table, JSON parses, and a label with
 # markup is escaped in all of them. Same-build runs are only checked for a sane exit code here:
-# error rates are measured separately (docs/ARCHITECTURE.md).
+# error rates are measured separately (docs/MEASUREMENT.md, docs/GATE.md).
 # Usage: gate.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: gate.sh COLLBENCH}
@@ -18,7 +18,7 @@ label='base<b>&"x"|*y*'
 # this test checks gate's decisions, and two unpinned threads on 2 cores fell into a mode where
 # a 1 KiB call took 200 us instead of 5 in every run of a label (a fresh-clone CI run,
 # 2026-11-27, before the ranks' waits stopped yielding to other processes), which no 3-run gate
-# can judge. The error rates with the default flags are measured apart (docs/ARCHITECTURE.md).
+# can judge. The error rates with the default flags are measured apart (docs/MEASUREMENT.md).
 run=(run allreduce --np 2 -b 1K -e 64K -f 4 -w 2 -n 20 --algo ring,tree --format none --db "$db"
   --bind auto)
 for i in 1 2 3; do

@@ -5,12 +5,12 @@
 # two columns of a row swapped, a table cut out of its log), each imported on its own. Every
 # import must end with exit 0 or 2 and, on 2, one "collbench: import: FILE..." line: no crash
 # (exit >= 128), no abort, no "internal error", no sanitizer report; and its peak memory (max RSS,
-# /usr/bin/time) must stay under the bound docs/IMPORT.md states. Deterministic (seeded).
+# /usr/bin/time) must stay under the bound below (256 MiB per import). Deterministic (seeded).
 # Usage: import_fuzz.sh /path/to/collbench [COUNT]   (CB_SOURCE_DIR comes from CTest)
 set -uo pipefail
 cb=${1:?usage: import_fuzz.sh COLLBENCH [COUNT]}
 count=${2:-200}
-# Peak memory of one import, in KiB (see docs/IMPORT.md, "Limits").
+# Peak memory of one import, in KiB: a log is read line by line, so this bounds any input.
 max_rss_kib=${CB_IMPORT_MAX_RSS_KIB:-262144}
 # ... and of one refused 100 MB line (scripts/sanitize.sh raises both: ASan's shadow memory and
 # quarantine come on top).
