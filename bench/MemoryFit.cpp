@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bench/SweepPlan.h"
+#include "bench/Verify.h"
 #include "collectives/Registry.h"
 #include "collectives/algorithms/Algorithms.h"
 #include "core/Error.h"
@@ -99,9 +100,13 @@ MemoryNeed sweepMemoryPerRank(const SweepPlan& plan) {
       // the memcpy reference copies a send-sized buffer into another.
       uint64_t buffers = o.outOfPlace ? sb + rb : big;
       if (o.inPlace) buffers = std::max(buffers, big + (o.outOfPlace ? rb : 0));
-      // Host staging of the input, plus the expected output and the poison when checking: on
-      // the host for device buffers too (they are filled and checked through copies).
-      uint64_t verification = big + (o.checkRounds > 0 ? 2 * rb : 0);
+      // Verification works in chunks (bench/Verify.h): the input staged one chunk at a time,
+      // and when checking, each of up to 8 threads holds a chunk of the output and one of the
+      // expected values; host memory for device buffers too, but never copies of the buffers.
+      const uint64_t chunk = std::min<uint64_t>(big / es, kVerifyChunkElements) * es;
+      const uint64_t chunks = (rb / es + kVerifyChunkElements - 1) / kVerifyChunkElements;
+      const uint64_t workers = std::clamp<uint64_t>(chunks, 1, 8);
+      uint64_t verification = o.checkRounds > 0 ? std::max(chunk, 2 * chunk * workers) : chunk;
       if (onHost) {
         uint64_t host = o.reference ? std::max(buffers, 2 * sb) : buffers;
         need.buffers = std::max(need.buffers, host);

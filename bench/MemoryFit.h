@@ -15,7 +15,7 @@ namespace cb {
 
 struct MemoryNeed {
   uint64_t buffers = 0;       // send + receive buffers of host-memory variants (pool), per rank
-  uint64_t verification = 0;  // host staging, expected output and poison, per rank
+  uint64_t verification = 0;  // host chunks of input, output and expected values, per rank
   uint64_t scratch = 0;       // the largest scratch of a selected hand-written host algorithm
   // GPU memory, per rank: the pool's device buffers (NCCL, --transport cuda) and the device
   // algorithms' scratch. Kept apart: an 8-GPU node's -e 8G is 8 x 4 GiB on the GPUs, not 32 GiB

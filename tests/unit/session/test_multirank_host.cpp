@@ -71,9 +71,9 @@ TEST(MultiRankHost, DeviceBuffersAreCheckedAgainstTheGpuNotTheHost) {
   EXPECT_EQ(need.deviceBuffers, 16ull << 30);
   EXPECT_EQ(need.buffers, 0u);  // before: 16 GiB of host memory per rank
   EXPECT_EQ(need.scratch, 0u);
-  // The host keeps what verification stages there.
-  EXPECT_EQ(need.verification, 24ull << 30);
-  EXPECT_EQ(need.perRank(), 24ull << 30);  // before: 40 GiB x 8 ranks = 320 GiB
+  // The host keeps verification's chunks: 8 threads x (output + expected) x 1 Mi floats.
+  EXPECT_EQ(need.verification, 64ull << 20);
+  EXPECT_EQ(need.perRank(), 64ull << 20);  // before: 40 GiB x 8 ranks = 320 GiB
   EXPECT_EQ(need.devicePerRank(), 16ull << 30);
 
   // An 80 GiB GPU holds one rank's 16 GiB, and four ranks sharing it (NCCL_HOSTID), not six.
