@@ -149,7 +149,7 @@ std::string matrixText(const DiagLinksResult& res, const LinkGraph& graph,
   }
   out += fmt::format("; confirmation alone: {:.2f} s\n", res.confirmSeconds);
   for (const Confirmation& cf : res.confirmations) {
-    if (!cf.confirmed) {
+    if (!cf.confirmed && !cf.references.empty()) {
       out +=
           fmt::format("# not confirmed: link {}-{} ({}: {:.2f} x in the matrix, {:.2f} x alone)\n",
                       cf.pair.a, cf.pair.b, cf.metric, cf.matrixRelative, cf.aloneRelative);
@@ -180,6 +180,17 @@ std::string matrixText(const DiagLinksResult& res, const LinkGraph& graph,
         "too noisy to judge: a link's figure moved {:.1f}% between the {} schedules "
         "(median link), too much to tell a link {:g}% slow; {}\n",
         res.agreement.spreadPct, res.agreement.repeats, 100 * res.agreement.gap, advice);
+  } else if (res.healthy() && !res.unreferenced().empty()) {
+    std::vector<std::string> links;
+    for (const Confirmation& c : res.unreferenced()) {
+      links.push_back(fmt::format("{}-{} ({} {:.2f} x typical)", c.pair.a, c.pair.b, c.metric,
+                                  c.matrixRelative));
+    }
+    out += fmt::format(
+        "too noisy to judge: link{} {} read slow in the matrix, but no typical link of the same "
+        "class was left to re-measure {} against (the others read alike slow, are suspect or "
+        "share the rank); measure one pair at a time (--sequential) or with more ranks\n",
+        links.size() == 1 ? "" : "s", fmt::join(links, ", "), links.size() == 1 ? "it" : "them");
   } else if (res.healthy()) {
     out += fmt::format("healthy: {} links of {} ranks, no suspect link or rank\n", res.links.size(),
                        res.ranks);
@@ -226,7 +237,8 @@ void putMatrixVerdicts(json& j, const DiagLinksResult& res, const LinkGraph& gra
 DiagOutcome linksOutcome(const DiagLinksResult& res, const std::string& belowBound) {
   DiagOutcome o;
   const bool alike = res.healthy() && belowBound.empty();
-  o.tooNoisy = res.contended() != nullptr || (alike && res.agreement.tooNoisy);
+  o.tooNoisy = res.contended() != nullptr ||
+               (alike && (res.agreement.tooNoisy || !res.unreferenced().empty()));
   o.healthy = alike && !o.tooNoisy;
   return o;
 }

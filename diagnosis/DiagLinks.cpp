@@ -471,6 +471,14 @@ std::vector<LinkSample> mergeRepeats(std::vector<LinkSample> measured, int repea
 
 const CpuContention* DiagLinksResult::contended() const { return mostContended(cpu); }
 
+std::vector<Confirmation> DiagLinksResult::unreferenced() const {
+  std::vector<Confirmation> out;
+  for (const Confirmation& c : confirmations) {
+    if (c.references.empty()) out.push_back(c);
+  }
+  return out;
+}
+
 LinkClassOf topologyLinkClass(const HostMap& hosts) {
   return [hosts](int a, int b) { return std::string(linkClassName(hosts.linkClass(a, b))); };
 }
@@ -622,7 +630,9 @@ void decideConfirmations(std::vector<Confirmation>& pending, const std::vector<L
     }
     c.aloneValue = medianOf(mine);
     if (c.references.empty()) {
-      c.confirmed = true;  // nothing to compare with: the matrix verdict stands
+      // Nothing typical to compare with: the matrix alone names no one (a suspect is a page to
+      // an engineer), and the result says it could not judge (DiagLinksResult::unreferenced).
+      c.confirmed = false;
     } else {
       // Slower than its references by the gap in the median and in all repeats but one:
       // one noisy repeat neither makes nor unmakes a suspect.

@@ -91,6 +91,10 @@ struct DiagLinksResult {
   // The host whose ranks lost the most CPU to others, when that made them wait (null: none did).
   const CpuContention* contended() const;
   bool healthy() const { return finalBandwidth.healthy() && finalLatency.healthy(); }
+  // Candidates the matrix pointed at that had no typical link of their class to be re-measured
+  // against (every other link of the class slow alike, suspect or sharing the rank): never a
+  // suspect, and the run is too noisy to judge rather than healthy.
+  std::vector<Confirmation> unreferenced() const;
 };
 
 // Each pair's class (the same on every rank): links are judged against the links of their class.

@@ -90,6 +90,36 @@ TEST(DiagDocuments, SchedulesThatDisagreeOnAnOversubscribedHostSayWhyAndWhatToRu
   EXPECT_EQ(text.find("--sequential"), std::string::npos);
 }
 
+// Healthy runs on 2 cores named suspects with "no typical link to re-measure against" (4 of
+// 36 under mpirun -np 4, issue 49): a link the matrix points at but nothing typical can check is
+// no suspect, and the run is too noisy to judge, not healthy.
+TEST(DiagDocuments, ALinkWithNoTypicalLinkToReMeasureAgainstIsNoSuspect) {
+  DiagLinksResult res;
+  res.ranks = 4;
+  Confirmation c;
+  c.metric = "latency";
+  c.pair = {1, 2};
+  c.matrixRelative = 0.55;
+  c.confirmed = false;  // decideConfirmations: no references, never confirmed
+  res.confirmations = {c};
+  LinkGraph graph;
+  graph.endpointNames = {"0", "1", "2", "3"};
+  DiagOutcome o = linksOutcome(res, "");
+  EXPECT_FALSE(o.healthy);
+  EXPECT_TRUE(o.tooNoisy);
+  std::string text = linksDocuments({}, res, {}, graph, "pattern", "").text;
+  EXPECT_NE(text.find("too noisy to judge: link 1-2 (latency 0.55 x typical) read slow in the "
+                      "matrix, but no typical link"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("SUSPECT"), std::string::npos) << text;
+  EXPECT_EQ(text.find("healthy"), std::string::npos) << text;
+  // A suspect re-measured against typical links and not upheld leaves the run healthy.
+  res.confirmations[0].references = {{0, 3}};
+  o = linksOutcome(res, "");
+  EXPECT_TRUE(o.healthy);
+}
+
 TEST(DiagDocuments, LinksMeasuredWhileStrangersHeldTheCpusAreTooNoisyWhateverTheyShow) {
   // Beside a busy loop, 4 thread ranks on 2 cores measured the scheduler's time slice on every
   // link (1.5 ms one way), steady across repeats, and a confirmed "suspect" came of it.
