@@ -100,6 +100,9 @@ has "$out" "for its kind: published 8x A100 SXM4 40GB, 1 node allreduce figures 
 kind_id=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select max(id) from runs").fetchone()[0])' "$idb")
 expect 0 "$cb" show "$kind_id" --db "$idb"
 has "$out" "for its kind: published 8x A100 SXM4 40GB, 1 node allreduce figures at 8 GiB"
+expect 0 "$cb" report "$kind_id" --db "$idb" -o "$tmp/kind.html"
+grep -qF "for its kind: published 8x A100 SXM4 40GB, 1 node allreduce" "$tmp/kind.html" ||
+  fail "the HTML report shows no verdict for its kind"
 expect 0 "$cb" import --dry-run "$refdata/aws-p5-2nodes-allreduce.txt"
 has "$out" "for its kind: no reference: the GPU model is not known"
 # `topo --json` of a machine: this one has no GPU, so an 8-GPU log has no bound on it.
