@@ -49,8 +49,20 @@ Bound noBound(std::string why) {
 void judgeImport(ImportedRun& run, const MachineTopology* machine, const std::string& machinePath) {
   auto log = logMachine(run);
   if (!log) {
+    // No device lines: with --topology the recorded machine is the node type, its GPUs per node,
+    // and the world size / that the node count.
+    NodeKind kind;
+    if (machine) {
+      kind = machineNodeKind(*machine, 0);
+      const int world = run.run.worldSize;
+      if (world > 0 && kind.gpusPerNode > 0 && world % kind.gpusPerNode == 0) {
+        kind.nodes = world / kind.gpusPerNode;
+      }
+      kind.how = "topology " + machinePath;
+    }
     judgeImportedRun(
-        run, [](const std::string&) { return noBound("the log names no devices"); }, "none");
+        run, [](const std::string&) { return noBound("the log names no devices"); }, "none",
+        machine ? &kind : nullptr);
     return;
   }
   // A cut device list ("Rank 71" of 72) gives the model and the node, not every rank: the

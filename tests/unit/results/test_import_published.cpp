@@ -132,6 +132,25 @@ TEST(ImportPublished, SkippedLinesAreNotedByKind) {
   EXPECT_TRUE(anyNote(srun[0], "srun --label"));
 }
 
+// A log without device lines takes its node type from --topology: the recorded machine's GPUs,
+// and the world size / their count for the nodes.
+TEST(ImportPublished, NodeTypeFromARecordedMachineWhenTheLogNamesNoDevices) {
+  MachineTopology h100;
+  h100.host = "p5";
+  for (int g = 0; g < 8; ++g) {
+    Gpu gpu;
+    gpu.model = "NVIDIA H100 80GB HBM3";
+    h100.gpus.push_back(gpu);
+  }
+  ImportOptions o;
+  o.path = "aws-p5-2nodes-allreduce.txt";
+  auto runs = parseImport(readText(kDir + o.path), ImportFormat::kAuto, o);
+  ASSERT_EQ(runs.size(), 1u);
+  judgeImport(runs[0], &h100, "p5.json");
+  EXPECT_TRUE(anyNote(runs[0], "node type (topology p5.json): 8x H100, 2 nodes"));
+  EXPECT_TRUE(anyNote(runs[0], "for its kind: published 8x H100, 2 nodes allreduce figures at"));
+}
+
 // Pasted or not, a row that looks like a table row but whose numbers disagree is refused.
 TEST(ImportPublished, RowWhoseNumbersDisagreeIsStillRefused) {
   std::string text = readText(kDir + "dstack-lambda-b200-2nodes-allreduce.txt");
