@@ -116,6 +116,12 @@ TEST(ImportPublished, SkippedLinesAreNotedByKind) {
   EXPECT_EQ(oci[0].run.worldSize, 16);  // ranks 0, 7, 8, 15 listed: from busbw/algbw
   EXPECT_TRUE(anyNote(oci[0], "a cut list"));
 
+  // "Rank 1439" alone is not a world of one rank (read so before: a one-GPU algbw bound, "low").
+  auto racks = importLog(readText(kDir + "coreweave-gb200-nvl72-20racks.txt"), "r.txt");
+  EXPECT_EQ(racks[0].run.worldSize, 0);
+  EXPECT_TRUE(
+      anyNote(racks[0], "no bound known for this hardware (the device lines are a cut list"));
+
   auto rocm = importLog(readText(kDir + "rocm-blog-mi300x-1node-allreduce.txt"), "rocm.txt");
   EXPECT_TRUE(anyNote(rocm[0], "rccl-tests output is read as the nccl-tests format"));
   EXPECT_TRUE(anyNote(rocm[0], "library: RCCL 2.22.3"));
