@@ -11,6 +11,7 @@
 #include "core/Text.h"
 #include "results/import/ImportPeak.h"
 #include "topology/LinkBounds.h"
+#include "topology/NodeKind.h"
 
 namespace cb {
 
@@ -48,20 +49,49 @@ Bound noBound(std::string why) {
 void judgeImport(ImportedRun& run, const MachineTopology* machine, const std::string& machinePath) {
   auto log = logMachine(run);
   if (!log) {
+    // No device lines: with --topology the recorded machine is the node type, its GPUs per node,
+    // and the world size / that the node count.
+    NodeKind kind;
+    if (machine) {
+      kind = machineNodeKind(*machine, 0);
+      const int world = run.run.worldSize;
+      if (world > 0 && kind.gpusPerNode > 0 && world % kind.gpusPerNode == 0) {
+        kind.nodes = world / kind.gpusPerNode;
+      }
+      kind.how = "topology " + machinePath;
+    }
     judgeImportedRun(
-        run, [](const std::string&) { return noBound("the log names no devices"); }, "none");
+        run, [](const std::string&) { return noBound("the log names no devices"); }, "none",
+        machine ? &kind : nullptr);
     return;
   }
+  // A cut device list ("Rank 71" of 72) gives the model and the node, not every rank: the
+  // world size and the node type's count stand for the ranks and nodes.
+  const NodeKind logKind = logNodeKind(run);
+  const int world = run.run.worldSize;
+  const bool cutUnknown = log->cut && (world <= 0 || logKind.nodes <= 0);
+  const std::string cutWhy =
+      "the device lines are a cut list and the world size or node count is not known";
   if (!machine) {
-    const int nodes = static_cast<int>(log->hosts.size());
+    const int nodes = log->cut ? logKind.nodes : static_cast<int>(log->hosts.size());
+    const int ranks = log->cut ? world : log->ranks;
     judgeImportedRun(
         run,
         [&](const std::string&) {
-          return log->gpuModel.empty() ? noBound("the ranks name different GPU models")
-                                       : deviceLinesBound(log->gpuModel, log->ranks, nodes);
+          if (!log->named) return noBound("the device lines name no GPU model");
+          if (log->gpuModel.empty()) return noBound("the ranks name different GPU models");
+          if (cutUnknown) return noBound(cutWhy);
+          return deviceLinesBound(log->gpuModel, ranks, nodes);
         },
         "device lines");
     return;
+  }
+  // The node type: the log's device lines, the GPU model from the machine where they name none.
+  NodeKind kind = logKind;
+  const NodeKind recorded = machineNodeKind(*machine, static_cast<int>(log->hosts.size()));
+  if (kind.gpu.empty() && !recorded.gpu.empty()) {
+    kind.gpu = recorded.gpu;
+    kind.how = "topology " + machinePath + " and device lines";
   }
   // Every host of the log is the given machine; its ranks drive its GPUs in bus order.
   std::vector<MachineTopology> hosts;
@@ -71,7 +101,8 @@ void judgeImport(ImportedRun& run, const MachineTopology* machine, const std::st
   }
   const std::vector<RankPlacement> placements =
       placeGpuRanks(*machine, log->rankHosts, log->localRanks);
-  const std::string why = placements.empty()
+  const std::string why = log->cut ? cutWhy.substr(0, cutWhy.find(" and")) + ": no rank layout"
+                          : placements.empty()
                               ? fmt::format("{} has {} GPUs; the log runs more ranks on a host",
                                             machinePath, machine->gpus.size())
                               : "";
@@ -85,7 +116,7 @@ void judgeImport(ImportedRun& run, const MachineTopology* machine, const std::st
           return noBound(fmt::format("no model for {}", collective));
         }
       },
-      "topology " + machinePath);
+      "topology " + machinePath, &kind);
 }
 
 std::string linksBelowBound(const std::vector<LinkSample>& links, const RunTopology& topology,

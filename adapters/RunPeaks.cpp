@@ -7,6 +7,7 @@
 #include "core/Size.h"
 #include "core/Text.h"
 #include "topology/LinkBounds.h"
+#include "topology/NodeKind.h"
 
 namespace cb {
 
@@ -60,6 +61,7 @@ RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep) {
   for (const auto& p : topo.placements) {
     peaks.deviceRanks = peaks.deviceRanks || !p.gpuBusId.empty();
   }
+  peaks.kind = runNodeKind(topo);
   const int n = s.team().size();
   std::vector<double> byRank;
   const double copy = hostCopyGBps(s.team(), topo.placements, sweep.timeoutSeconds, &byRank);
@@ -83,13 +85,33 @@ RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep) {
 RunVerdicts runVerdicts(const std::vector<ResultRecord>& all, const RunPeaks& peaks,
                         double expectFraction) {
   auto verdicts = judgeRun(all, peaks.bounds, expectFraction);
+  // For its kind: a GPU variant's busbw against the published figures of the node type; host
+  // ranks have none (the table holds GPU nodes only).
+  for (auto& v : verdicts) {
+    const bool device =
+        startsWith(v.variant, "nccl") || v.variant.find("/cuda") != std::string::npos;
+    if (!device) continue;
+    std::vector<std::pair<uint64_t, double>> busbws;
+    for (const auto& p : all) {
+      if (p.collective == collectiveName(v.coll) && p.variant == v.variant && p.measured() &&
+          p.wrong.value_or(0) <= 0 && p.busbw) {
+        busbws.emplace_back(p.sizeBytes, *p.busbw);
+      }
+    }
+    v.kind = judgeForKind(peaks.kind, collectiveName(v.coll), algoClassOf(v.variant), busbws);
+  }
   RunVerdicts out;
   out.detailJson = verdictsJson(verdicts, peaks.bounds, "run topology");
   out.text = peakView(all) + verdictLines(verdicts);
   for (const auto& v : verdicts) {
-    if (v.verdict.kind != Verdict::Kind::kLow) continue;
-    out.low.push_back(
-        fmt::format("{} {} is {}", collectiveName(v.coll), v.variant, v.verdict.line));
+    if (v.verdict.kind == Verdict::Kind::kLow) {
+      out.low.push_back(
+          fmt::format("{} {} is {}", collectiveName(v.coll), v.variant, v.verdict.line));
+    }
+    if (v.kind && v.kind->kind == KindVerdict::Kind::kLow) {
+      out.low.push_back(
+          fmt::format("{} {} is low {}", collectiveName(v.coll), v.variant, v.kind->line));
+    }
   }
   return out;
 }

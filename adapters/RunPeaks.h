@@ -10,6 +10,7 @@
 
 #include "bench/Sweep.h"
 #include "core/PeakModel.h"
+#include "core/Reference.h"
 #include "results/Records.h"
 #include "session/RunSession.h"
 
@@ -25,6 +26,7 @@ std::map<std::string, std::string> headerFields(const RunRecord& r);
 struct RunPeaks {
   std::map<Collective, Bound> bounds;
   bool deviceRanks = false;
+  NodeKind kind;  // the GPU ranks' node type (core/Reference.h), for the verdicts for its kind
   std::string header;
   // Sets the point's peak where its variant runs on the bounded ranks (GPU variants on GPU
   // ranks, host variants on host ranks) and the point is judged.
@@ -34,7 +36,8 @@ struct RunPeaks {
 RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep);
 
 // Rank 0, after the tables: the verdicts' JSON (the run detail "peak"), the % of peak view with
-// the verdict lines, and one line per low verdict ("allreduce ring/local is low: ...").
+// the verdict lines, and one line per low verdict ("allreduce ring/local is low: ...", or low
+// for its kind: below every published figure of the node type and its health minimum).
 struct RunVerdicts {
   std::string detailJson, text;
   std::vector<std::string> low;

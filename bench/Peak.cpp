@@ -207,8 +207,8 @@ std::vector<RunVerdict> judgeRun(const std::vector<ResultRecord>& points,
 std::string verdictLines(const std::vector<RunVerdict>& verdicts) {
   std::string out;
   for (const auto& v : verdicts) {
-    out += fmt::format("# verdict {} {}: {}\n", collectiveName(v.coll), v.variant,
-                       verdictText(v.verdict));
+    out += fmt::format("# verdict {} {}: {}{}\n", collectiveName(v.coll), v.variant,
+                       verdictText(v.verdict), v.kind ? "; " + v.kind->line : "");
   }
   return out;
 }
@@ -217,10 +217,15 @@ std::string verdictsJson(const std::vector<RunVerdict>& verdicts,
                          const std::map<Collective, Bound>& bounds, const std::string& from) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& v : verdicts) {
-    nlohmann::ordered_json j = {{"collective", collectiveName(v.coll)},
-                                {"variant", v.variant},
-                                {"verdict", verdictKindName(v.verdict.kind)},
-                                {"line", verdictText(v.verdict)}};
+    nlohmann::ordered_json j = {
+        {"collective", collectiveName(v.coll)},
+        {"variant", v.variant},
+        {"verdict", verdictKindName(v.verdict.kind)},
+        {"line", verdictText(v.verdict) + (v.kind ? "; " + v.kind->line : "")}};
+    if (v.kind) {
+      j["kind_verdict"] = std::string(kindVerdictName(v.kind->kind));
+      j["reference_lines"] = v.kind->figureLines;
+    }
     auto b = bounds.find(v.coll);
     if (b != bounds.end() && b->second.known()) {
       j["peak_gbps"] = b->second.busbw;

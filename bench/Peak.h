@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/Sweep.h"
 #include "core/LinkClass.h"
 #include "core/PeakModel.h"
+#include "core/Reference.h"
 
 namespace cb {
 
@@ -48,6 +50,7 @@ struct RunVerdict {
   Collective coll;
   std::string variant;
   Verdict verdict;
+  std::optional<KindVerdict> kind;  // for its kind (core/Reference.h), where judged
 };
 // Per collective and variant (memcpy excluded) over its ok, verified points of both placements.
 std::vector<RunVerdict> judgeRun(const std::vector<ResultRecord>& points,

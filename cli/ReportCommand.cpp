@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "adapters/ComparisonReport.h"
+#include "adapters/PeakJudge.h"
 #include "adapters/RunResolution.h"
 #include "cli/Command.h"
 #include "core/Error.h"
@@ -40,7 +41,7 @@ ReportRun loadRun(const Store& store, int64_t id, const std::string& db) {
   if (!run) throw UsageError(fmt::format("no run {} in '{}'", id, db));
   run->topologyJson = store.runTopology(id);
   return {*run, store.results(id, false), store.runDetail(id, "proxy"),
-          store.runDetail(id, "replay")};
+          store.runDetail(id, "replay"), storedVerdictLines(store, *run)};
 }
 
 int64_t newestRun(const RunSet& side) {

@@ -116,6 +116,9 @@ struct ReportRun {
   std::optional<std::string> proxyJson = std::nullopt;
   // A replay's stored document (Store::runDetail(id, "replay")), when the run is one.
   std::optional<std::string> replayJson = std::nullopt;
+  // The run's verdict lines, as `show` prints them ("# verdict allreduce nccl: ...; for its
+  // kind: ..."): against the bound and the published figures of its kind (docs/PEAK.md).
+  std::string verdicts = {};
 };
 
 // The proxy part of a run's section (results/HtmlProxy.cpp): step metrics, calls, the timeline

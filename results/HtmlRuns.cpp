@@ -165,6 +165,9 @@ std::string runSection(const ReportRun& rr, Palette& palette) {
   std::string out = fmt::format("<section class=\"run\" id=\"run-{}\">\n<h2>{}</h2>\n", run.id,
                                 htmlEscape(runTitle(run)));
   out += runMeta(run);
+  if (!rr.verdicts.empty()) {
+    out += fmt::format("<pre class=\"verdicts\">{}</pre>\n", htmlEscape(rr.verdicts));
+  }
   if (rr.results.empty()) {
     return out + "<p class=\"empty\">No results stored for this run.</p>\n</section>\n";
   }

@@ -44,8 +44,13 @@ ImportFormat detectImportFormat(std::string_view text, const std::string& path) 
         l.starts_with("# Benchmarking ")) {
       return ImportFormat::kImb;
     }
-    if (l.starts_with("# nccl-tests version") || l.starts_with("# Collective test starting:") ||
-        l.starts_with("# nThread ")) {
+    // With or without its '#' (a log pasted from a web page loses it); rccl-tests prints the
+    // nccl-tests format.
+    std::string_view body = l.starts_with("#") ? trim(l.substr(1)) : l;
+    auto tok = importer::splitWhitespace(body);
+    if (body.starts_with("nccl-tests version") || body.starts_with("Collective test starting:") ||
+        body.starts_with("nThread ") || body.starts_with("rccl-tests:") ||
+        (tok.size() >= 3 && tok[0] == "size" && tok[1] == "count" && tok[2] == "type")) {
       return ImportFormat::kNcclTests;
     }
   }
@@ -87,6 +92,15 @@ size_t launcherPrefix(std::string_view line) {
   return 0;
 }
 
+// srun --label's "0: " (the task number and ": ") before a line; its length, else 0. No
+// benchmark line starts with digits and a colon.
+size_t srunLabelPrefix(std::string_view line) {
+  size_t i = 0;
+  while (i < line.size() && i < 7 && line[i] >= '0' && line[i] <= '9') ++i;
+  if (i == 0 || i + 1 >= line.size() || line[i] != ':' || line[i + 1] != ' ') return 0;
+  return i + 2;
+}
+
 // Length of the valid UTF-8 sequence at text[i], 0 when the byte there does not start one.
 size_t utf8Length(std::string_view text, size_t i) {
   auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
@@ -114,7 +128,7 @@ size_t utf8Length(std::string_view text, size_t i) {
 PreparedText prepareImportText(std::string_view text, const ImportOptions& options) {
   PreparedText out;
   out.text.reserve(text.size());
-  int line = 1, prefixed = 0, firstBadLine = 0;
+  int line = 1, prefixed = 0, labelled = 0, firstBadLine = 0;
   size_t lineStart = 0, bad = 0;
   bool atLineStart = true;
   for (size_t i = 0; i < text.size();) {
@@ -124,6 +138,11 @@ PreparedText prepareImportText(std::string_view text, const ImportOptions& optio
       if (size_t p = launcherPrefix(text.substr(i, 64)); p > 0) {
         i += p;
         ++prefixed;
+        continue;
+      }
+      if (size_t p = options.jsonInput ? 0 : srunLabelPrefix(text.substr(i, 16)); p > 0) {
+        i += p;
+        ++labelled;
         continue;
       }
     }
@@ -163,6 +182,10 @@ PreparedText prepareImportText(std::string_view text, const ImportOptions& optio
   if (prefixed > 0) {
     out.notes.push_back(fmt::format(
         "{} line(s) carried an MPI launcher prefix ([J,R]<stdout>:), removed", prefixed));
+  }
+  if (labelled > 0) {
+    out.notes.push_back(
+        fmt::format("{} line(s) carried srun --label's task prefix (N: ), removed", labelled));
   }
   return out;
 }

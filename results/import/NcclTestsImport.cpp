@@ -25,6 +25,7 @@
 #include <cmath>
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include "core/Text.h"
 #include "results/import/Import.h"
@@ -118,6 +119,11 @@ struct Section {
   std::string ncclVersion, cudaVersion;
   std::string firstTimestamp;
   std::vector<std::string> notes;
+  // Lines that are not nccl-tests output (pasted from a web page or a README), by kind: how many
+  // and the first one's line number; one note per kind.
+  std::vector<std::tuple<std::string, int, int>> skipped;
+  std::string rcclLibrary;  // "RCCL version : ..." of rccl-tests
+  bool redopBlank = false;  // rows without the redop the header names (old alltoall)
 
   bool started() const {
     return hasParams || !results.empty() || !binary.empty() || !toolVersion.empty() ||
@@ -152,6 +158,12 @@ class NcclTestsParser {
     if (t.empty()) return;
     if (handleNcclChatter(t)) return;
     if (t.front() == '#') return handleComment(line, t);
+    // nccl-tests' own lines copied without their '#' (a web page's rendering drops it).
+    if (std::string marked = "# " + std::string(t); isNcclTestsComment(marked)) {
+      skip(line, "nccl-tests line(s) without their '#' mark, read as such");
+      return handleComment(line, marked);
+    }
+    if (handlePastedLine(line, t)) return;
     if (std::regex_search(std::string(t), kTestFailure)) {
       section().testFailure = true;
       section().notes.push_back(fmt::format("line {}: {}", line.number, t));
@@ -160,6 +172,11 @@ class NcclTestsParser {
     if (t == "..." && !section().devices.empty() && !section().table) {
       // nccl-tests truncates a process's device list at 2048 characters.
       section().devicesTruncated = true;
+      return;
+    }
+    if (t == "...") {
+      // A publisher's cut: the rows around it are as printed, the cut ones are not known.
+      skip(line, "'...' line(s) where the publisher cut lines");
       return;
     }
     if (section().inTable) return parseRow(line);
@@ -174,6 +191,64 @@ class NcclTestsParser {
       }
     }
     importer::failParse(options_, line);
+  }
+
+  void skip(const Line& line, std::string kind) {
+    auto& list = section().skipped;
+    for (auto& [k, count, first] : list) {
+      if (k == kind) {
+        ++count;
+        return;
+      }
+    }
+    list.emplace_back(std::move(kind), 1, line.number);
+  }
+
+  // A line that nccl-tests prints as a comment, when given its '#': a reader of a pasted log
+  // takes "Out of bounds values : 0 OK" or "size count type ..." as what they are.
+  static bool isNcclTestsComment(const std::string& s) {
+    for (const std::regex* r : {&kVersionLine, &kStarting, &kConcluded, &kParamsLine, &kRankAny,
+                                &kOutOfBounds, &kAvgBusBw, &kUsingDevices, &kColumnLines}) {
+      if (std::regex_search(s, *r)) return true;
+    }
+    return false;
+  }
+
+  // What a log pasted from a README, a blog or a terminal carries around the table: code fences,
+  // the command line, environment assignments, NCCL's and rccl-tests' banners. Skipped with a
+  // note per kind; anything else is still an error.
+  bool handlePastedLine(const Line& line, std::string_view t) {
+    std::string s(t);
+    std::smatch m;
+    if (t.starts_with("```") || t.starts_with("~~~")) {
+      skip(line, "code fence line(s)");
+      return true;
+    }
+    if (std::regex_search(s, m, kNcclBanner)) {
+      section().ncclVersion = m[1].str();
+      if (m[2].matched) section().cudaVersion = m[2].str();
+      skip(line, "NCCL version banner line(s), version kept");
+      return true;
+    }
+    if (std::regex_search(s, m, kRcclTests)) {
+      section().toolVersion = "rccl-tests " + m[1].str();
+      skip(line, "rccl-tests banner line(s): rccl-tests output is read as the nccl-tests format");
+      return true;
+    }
+    if (std::regex_search(s, m, kRcclBlock)) {
+      if (m[1].str() == "RCCL version") section().rcclLibrary = std::string(trim(m[2].str()));
+      skip(line, "RCCL/HIP/ROCm version block line(s)");
+      return true;
+    }
+    if (std::regex_search(s, kAssignment)) {
+      skip(line, "NAME=value line(s) (environment or job settings)");
+      return true;
+    }
+    if (std::regex_search(s, kCommandLine)) {
+      skip(line, "command line(s)");
+      return true;
+    }
+    return false;
   }
 
   // The header nccl-tests prints above rows like this one: 13 fields (2022+: redop and root,
@@ -344,7 +419,7 @@ class NcclTestsParser {
         tb.placements.back().time = idx;
       } else if (p && placed) {
         p->*placed = idx;
-      } else if (p && (c == "#wrong" || c == "error")) {
+      } else if (p && (c == "#wrong" || c == "wrong" || c == "error")) {
         p->check = idx;
         tb.errorColumn = c == "error";
       } else if (c == "timestamp" && i + 1 == tokens.size()) {
@@ -377,6 +452,17 @@ class NcclTestsParser {
     const Table& tb = *sec.table;
     auto tok = importer::splitWhitespace(line.text);
     size_t base = tb.columns - (tb.timestamp ? 1 : 0);
+    // Old nccl-tests printed alltoall's rows with a blank under the header's redop column.
+    if (tb.redop >= 0 && tb.root < 0 && tok.size() + 1 == base &&
+        static_cast<size_t>(tb.redop) < tok.size() && importer::toDouble(tok[tb.redop])) {
+      tok.insert(tok.begin() + tb.redop, "none");
+      if (!sec.redopBlank) {
+        sec.notes.push_back(fmt::format(
+            "line {}: rows leave the redop column blank (old nccl-tests alltoall): read as none",
+            line.number));
+      }
+      sec.redopBlank = true;
+    }
     bool withStamp = tb.timestamp && tok.size() == base + 2;
     if (tok.size() != base && !withStamp) {
       importer::failParse(options_, line,
@@ -526,6 +612,10 @@ class NcclTestsParser {
     }
     ImportedRun run;
     run.notes = std::move(sec.notes);
+    for (const auto& [kind, count, first] : sec.skipped) {
+      run.notes.push_back(fmt::format("skipped {} {} (first on line {})", count, kind, first));
+    }
+    if (!sec.rcclLibrary.empty()) run.notes.push_back("library: RCCL " + sec.rcclLibrary);
     std::string stated;
     if (!sec.binary.empty()) stated = importer::normalizeCollective(sec.binary);
     // World size and hosts from the device lines (one per rank).
@@ -537,6 +627,14 @@ class NcclTestsParser {
     }
     int statedRanks = static_cast<int>(ranks.size());
     bool worldUnknown = sec.devicesTruncated || sec.devices.empty();
+    // A publisher who kept only some device lines ("Rank 71" of 72, ranks 0, 7, 8 and 15 of 16)
+    // leaves a list that is not ranks 0..k-1: it does not give the world size.
+    if (!ranks.empty() && (*ranks.begin() != 0 || *ranks.rbegin() + 1 != statedRanks)) {
+      worldUnknown = true;
+      run.notes.push_back(fmt::format(
+          "the device lines name {} of the ranks (highest {}): a cut list, not the world size",
+          statedRanks, *ranks.rbegin()));
+    }
     if (worldUnknown) statedRanks = 0;
     int n = importer::resolveWorldSize(statedRanks, options_, sec.table->headerLine);
     const std::string coll = sectionCollective(sec, stated, worldUnknown, n, run);
@@ -595,9 +693,11 @@ class NcclTestsParser {
       }
     }
     if (worldUnknown && n == 0) {
-      run.notes.push_back(sec.devicesTruncated
-                              ? "the device list is truncated ('...'): the world size is not known"
-                              : "no '# Rank' device lines: the world size is not known");
+      run.notes.push_back(sec.devicesTruncated  ? "the device list is truncated ('...'): the world "
+                                                  "size is not known"
+                          : sec.devices.empty() ? "no '# Rank' device lines: the world size is not "
+                                                  "known"
+                                                : "the world size is not known");
     }
     if (stated.empty() && options_.collective) checkUserCollective(coll, n, sec);
     return coll;
@@ -732,11 +832,12 @@ class NcclTestsParser {
       coll = q == 1 ? "allreduce" : q > 1 ? "reduce_scatter" : "";
     } else if (rooted) {
       coll = "broadcast";
-    } else if (q > 1 && tb.root < 0) {
+    } else if (q > 1 && tb.root < 0 && !sec.redopBlank) {
       coll = "allgather";  // the only non-reduction table of the old layouts with size = count x n
     } else if (q > 1) {
       // The current layout prints alltoall like allgather (size = count x n, the same busbw
-      // factor): only the file name or --collective can tell them apart.
+      // factor), and so does the old one with a blank redop: only the file name or --collective
+      // can tell them apart.
       why.push_back("allgather or alltoall");
     }
     int world = q > 1 ? static_cast<int>(q) : 0;
@@ -858,6 +959,18 @@ class NcclTestsParser {
   static inline const std::regex kJsonOutput{R"(^#\s*Writing JSON output to\s+(.*)$)"};
   static inline const std::regex kErrorLine{R"(^#\s*error:\s*(.*)$)"};
   static inline const std::regex kTestFailure{R"(Test (?:NCCL |CUDA )?failure)"};
+  static inline const std::regex kUsingDevices{R"(^#\s*Using devices\s*$)"};
+  static inline const std::regex kColumnLines{
+      R"(^#\s*(size\s+count\s|\(B\)\s+\(elements\)|out-of-place\s+in-place\s*$))"};
+  static inline const std::regex kNcclBanner{
+      R"(^NCCL version\s+([0-9][0-9.]*[0-9])(?:\S*?\+cuda([0-9.]+))?\S*\s*$)"};
+  static inline const std::regex kRcclTests{R"(^rccl-tests:\s*Version\s+(\S+))"};
+  static inline const std::regex kRcclBlock{
+      R"(^(RCCL version|HIP version|ROCm version|Hostname|Librccl path)\s*:\s*(.*)$)"};
+  // "$ kubectl logs ...", "mpirun -np 8 ...", "/opt/.../all_reduce_perf", "srun ...".
+  static inline const std::regex kCommandLine{
+      R"(^(\$\s|(\S*/)?(mpirun|mpiexec|srun|sbatch|kubectl|torchrun|docker|python3?|bash|sh)(\s|$)|/\S+(\s|$)|\S*_perf(\s|$)))"};
+  static inline const std::regex kAssignment{R"(^(export\s+)?[A-Za-z_][A-Za-z0-9_]*=\S*$)"};
 };
 
 }  // namespace

@@ -2,7 +2,8 @@
 # "Is this number normal?" (docs/PEAK.md): `run` prints the bound of each collective from the
 # copy bandwidth it measures, % of peak and a verdict per variant, and stores them (JSON, CSV,
 # database, show); a run slowed with --inject-delay is low and --expect exits 1 for it; imported
-# logs are judged by their device lines or by --topology; `diag links --link-rate` calls links
+# logs are judged by their device lines or by --topology, and for their kind (the published
+# figures of the node type their device lines name); `diag links --link-rate` calls links
 # below a stated rate below bound; bad inputs exit 2 with one line.
 # Whether an unslowed run on a loaded machine is "normal" is timing: not asserted here.
 # Usage: peak.sh /path/to/collbench
@@ -92,6 +93,18 @@ grep -qF "bound: NVLink4 x18" "$tmp/report.html" || fail "the HTML report draws 
 expect 0 "$cb" import --db "$idb" --topology "$src/tests/data/topologies/nvidiaDGX2.xml" \
   "$samples/nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt"
 has "$out" "normal: 82% of the NVLink2 x6 bound (150.0 GB/s)"
+# For its kind (docs/PEAK.md): the published figures of the node type the device lines name.
+refdata=$src/tests/data/refdata/logs
+expect 0 "$cb" import --db "$idb" "$refdata/superbench-a100-40gb-1node-allreduce.txt"
+has "$out" "for its kind: published 8x A100 SXM4 40GB, 1 node allreduce figures at 8 GiB"
+kind_id=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select max(id) from runs").fetchone()[0])' "$idb")
+expect 0 "$cb" show "$kind_id" --db "$idb"
+has "$out" "for its kind: published 8x A100 SXM4 40GB, 1 node allreduce figures at 8 GiB"
+expect 0 "$cb" report "$kind_id" --db "$idb" -o "$tmp/kind.html"
+grep -qF "for its kind: published 8x A100 SXM4 40GB, 1 node allreduce" "$tmp/kind.html" ||
+  fail "the HTML report shows no verdict for its kind"
+expect 0 "$cb" import --dry-run "$refdata/aws-p5-2nodes-allreduce.txt"
+has "$out" "for its kind: no reference: the GPU model is not known"
 # `topo --json` of a machine: this one has no GPU, so an 8-GPU log has no bound on it.
 expect 0 "$cb" topo --json --topology "$src/tests/data/topologies/nvidiaDGX2.xml"
 printf '%s\n' "$out" >"$tmp/dgx2.json"

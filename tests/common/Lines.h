@@ -26,4 +26,12 @@ inline std::vector<std::string> readLines(const std::string& path) {
   return linesOf(in);
 }
 
+// A file's bytes; "" when it can't be read (the caller's expectations then fail).
+inline std::string readText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 }  // namespace cb::test

@@ -297,6 +297,23 @@ TEST(HtmlReport, RunSectionHasChartsPerGroupAndLinesPerVariant) {
   EXPECT_EQ(page.find("<link"), std::string::npos);
 }
 
+// The verdict lines `show` prints (against the bound, and for its kind) head the run's section.
+TEST(HtmlReport, ShowsTheRunsVerdictLines) {
+  HtmlReportInput input;
+  ReportRun rr = sampleRun(4);
+  rr.verdicts =
+      "# verdict allreduce nccl: best 368.69 GB/s busbw: normal <82%>; for its kind: "
+      "published 8x H100, 1 node allreduce figures at 8 GiB\n";
+  input.runs.push_back(rr);
+  std::string page = renderHtmlReport(input);
+  EXPECT_TRUE(contains(page,
+                       "<pre class=\"verdicts\"># verdict allreduce nccl: best 368.69 GB/s "
+                       "busbw: normal &lt;82%&gt;; for its kind: published 8x H100"))
+      << page.substr(0, 2000);
+  input.runs.front().verdicts.clear();
+  EXPECT_FALSE(contains(renderHtmlReport(input), "class=\"verdicts\""));
+}
+
 TEST(HtmlReport, EmptyRunsAndEmptyInput) {
   HtmlReportInput none;
   std::string page = renderHtmlReport(none);
