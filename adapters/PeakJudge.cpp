@@ -56,9 +56,15 @@ void judgeImport(ImportedRun& run, const MachineTopology* machine, const std::st
     const int nodes = static_cast<int>(log->hosts.size());
     judgeImportedRun(
         run,
-        [&](const std::string&) {
-          return log->gpuModel.empty() ? noBound("the ranks name different GPU models")
-                                       : deviceLinesBound(log->gpuModel, log->ranks, nodes);
+        [&](const std::string& collective) {
+          if (log->gpuModel.empty()) return noBound("the ranks name different GPU models");
+          Bound b = deviceLinesBound(log->gpuModel, log->ranks, nodes);
+          // What the collective adds (NVLS's reason to pass the links' rate), when it is known.
+          try {
+            return withCollective(std::move(b), parseCollective(collective));
+          } catch (const UsageError&) {
+            return b;
+          }
         },
         "device lines");
     return;
