@@ -92,15 +92,21 @@ grep -qF "# verdict allreduce mpi" <<<"$out" && fail "a verdict for mpi, which c
 grep -qF "# verdict allreduce nccl" <<<"$out" && fail "a verdict for nccl, which cannot run here"
 # Buffers that fit the L3 of this host (2 ranks at 16 MiB: 64 MiB) are cache-resident: no memory
 # bound, no peak, and a verdict that says so; past the L3s they are judged.
-expect 0 "$cb" run allreduce --np 2 -b 16M -e 16M -w 1 -n 3 --algo ring --transport shm --no-db \
-  --json "$tmp/c.json"
+expect 0 "$cb" run allreduce --np 2 -b 16M -e "$big" -w 1 -n 3 --algo ring --transport shm \
+  --no-db --json "$tmp/c.json"
 no_bare_excess "$out"
+has "$out" "bound"
+hasnt "$out" "bound 0.00 GB/s busbw ()"  # the view's bound comes from a point that has one
 if [ "$l3min" -ge $((64 << 20)) ]; then
   has "$out" "# peak: allreduce: sizes up to "
-  has "$out" "not judged: cache-resident: the buffers of every size from 16 MiB to 16 MiB (64 MiB at 16 MiB) fit the"
+  has "$out" "fit the $((l3sum >> 20)) MiB L3: cache-resident, not judged)"
   python3 -c 'import json, sys
-assert all(p["peak_gbps"] is None for p in json.load(open(sys.argv[1]))["points"])' "$tmp/c.json" ||
-    fail "a cache-resident point carries a peak"
+for p in json.load(open(sys.argv[1]))["points"]:
+    if 4 * p["bytes"] <= int(sys.argv[2]):
+        assert p["peak_gbps"] is None, p
+    if p["bytes"] == int(sys.argv[3]):
+        assert p["peak_gbps"] is not None, p' "$tmp/c.json" "$l3min" "$big" ||
+    fail "a cache-resident point carries a peak, or $big does not"
 elif [ "$l3sum" -lt $((64 << 20)) ]; then
   hasnt "$out" "cache-resident"
 fi
