@@ -91,7 +91,7 @@ TEST(Fleet, KindsAreJudgedApartAndMinimumsApply) {
   r = judgeFleet(nodes, FleetOptions{}, refs);
   EXPECT_EQ(r.outliers(), 2);
   EXPECT_NE(r.nodes.front().why.find("below the kind's minimum at 1 point(s): allreduce nccl out "
-                                     "at 128 MiB: 85"),
+                                     "at 128 MiB: 84.82 GB/s < 90"),
             std::string::npos)
       << r.nodes.front().why;
 }
