@@ -220,7 +220,9 @@ Bound pairLinkBound(const std::vector<MachineTopology>& hosts,
                  nicOf(*hb, pb.nic, sharersOf(placements, pb)));
   }
   if (pa.gpuBusId.empty() || pb.gpuBusId.empty()) {
-    return memoryBound(Collective::kSendRecv, 2, copyGBpsPerRank);
+    Bound m = memoryBound(Collective::kSendRecv, 2, copyGBpsPerRank);
+    setCache(m, ranksCacheBytes(hosts, {pa, pb}));
+    return m;
   }
   if (cls == LinkClass::kNvlink) {
     if (!pa.nvlinkFabric.empty() && pa.nvlinkFabric == pb.nvlinkFabric) {

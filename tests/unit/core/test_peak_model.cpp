@@ -213,6 +213,9 @@ TEST(LinkBounds, FourNodeServerCacheResidentSizes) {
   EXPECT_EQ(b.cacheName, "256 MiB L3");
   EXPECT_TRUE(b.cacheResident(32ull << 20));
   EXPECT_FALSE(b.cacheResident(64ull << 20));
+  // A pair (p2p): send and receive buffers on two ranks, 4 S.
+  EXPECT_TRUE(pairLinkBound({t}, ranks, 0, 3, 5).cacheResident(64ull << 20));
+  EXPECT_FALSE(pairLinkBound({t}, ranks, 0, 3, 5).cacheResident(128ull << 20));
 
   // 16 and 32 MiB at 2.6x the bound: cache-resident, not judged (the 261% at 16 MiB).
   Verdict v = judge({{16ull << 20, 10.4}, {32ull << 20, 10.4}}, b);
