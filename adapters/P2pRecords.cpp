@@ -6,7 +6,8 @@ namespace cb {
 
 // bw moves one direction at a time, bibw both; latency has no bandwidth bound.
 double p2pPeak(const P2pPoint& p, const Bound& b) {
-  if (p.test == P2pTest::kLatency || !b.known()) return 0;
+  // Buffers that fit the cache never reach the memory the bound is of.
+  if (p.test == P2pTest::kLatency || !b.known() || b.cacheResident(p.bytes)) return 0;
   return p.test == P2pTest::kBibw ? 2 * b.busbw : b.busbw;
 }
 

@@ -12,7 +12,7 @@
 namespace cb {
 
 // The bound of a p2p point from its pair's link bound: bw moves one direction at a time, bibw
-// both (twice the link); latency has none (0).
+// both (twice the link); latency has none (0), nor a point whose buffers fit the cache.
 double p2pPeak(const P2pPoint& p, const Bound& b);
 // The record `p2p` stores: collective = the test, variant = transport and pair, one byte per
 // element, no op; the peak set where one is known.

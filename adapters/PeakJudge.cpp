@@ -77,11 +77,17 @@ void judgeImport(ImportedRun& run, const MachineTopology* machine, const std::st
     const int ranks = log->cut ? world : log->ranks;
     judgeImportedRun(
         run,
-        [&](const std::string&) {
+        [&](const std::string& collective) {
           if (!log->named) return noBound("the device lines name no GPU model");
           if (log->gpuModel.empty()) return noBound("the ranks name different GPU models");
           if (cutUnknown) return noBound(cutWhy);
-          return deviceLinesBound(log->gpuModel, ranks, nodes);
+          Bound b = deviceLinesBound(log->gpuModel, ranks, nodes);
+          // What the collective adds (NVLS's reason to pass the links' rate), when it is known.
+          try {
+            return withCollective(std::move(b), parseCollective(collective));
+          } catch (const UsageError&) {
+            return b;
+          }
         },
         "device lines");
     return;

@@ -49,8 +49,10 @@ void RunPeaks::apply(ResultRecord& p) const {
   if (p.variant == "memcpy" || device != deviceRanks) return;
   auto it = bounds.find(parseCollective(p.collective));
   if (it == bounds.end() || !it->second.known()) return;
-  // One rank in place moves nothing (core/PeakModel.h, judgedFigure).
+  // One rank in place moves nothing (core/PeakModel.h, judgedFigure); buffers that fit the cache
+  // never reach the memory the bound is of.
   if (!judgedPoint(p.nranks.value_or(0), p.placement == "in")) return;
+  if (it->second.cacheResident(p.sizeBytes)) return;
   p.peakGBps = it->second.busbw;
   p.peakLimit = it->second.limit;
 }
@@ -64,11 +66,12 @@ RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep) {
   peaks.kind = runNodeKind(topo);
   const int n = s.team().size();
   std::vector<double> byRank;
-  const double copy = hostCopyGBps(s.team(), topo.placements, sweep.timeoutSeconds, &byRank);
+  const uint64_t cache = peaks.deviceRanks ? 0 : ranksCacheBytes(topo.hosts, topo.placements);
+  const double copy = hostCopyGBps(s.team(), topo.placements, sweep.timeoutSeconds, &byRank, cache);
   if (copy > 0) {
     peaks.header += fmt::format("# peak: host memory copy {:.2f} GB/s per rank ({} copying {}{})\n",
                                 copy, n == 1 ? "one rank" : fmt::format("{} ranks", n),
-                                formatSize(copyProbeBytes(n)), n == 1 ? "" : " at once");
+                                formatSize(copyProbeBytes(n, cache)), n == 1 ? "" : " at once");
     peaks.header += copyByNumaLine(byRank, topo.placements);
   }
   for (Collective c : sweep.collectives) {
@@ -77,6 +80,15 @@ RunPeaks runPeaks(RunSession& s, const SweepOptions& sweep) {
                                             collectiveName(c), b.busbw, b.figure(), b.basis)
                               : fmt::format("# peak: {}: no bound known for this hardware ({})\n",
                                             collectiveName(c), b.unknownWhy);
+    if (b.known() && b.cacheBytes > 0 && b.workingSetPerByte > 0) {
+      // The size whose buffers first pass the cache: below it the memory bound does not apply.
+      const auto fits =
+          static_cast<uint64_t>(static_cast<double>(b.cacheBytes) / b.workingSetPerByte);
+      peaks.header += fmt::format(
+          "# peak: {}: sizes up to {} are cache-resident (their buffers, {:g} x S over the ranks, "
+          "fit the {}): no memory bound applies to them\n",
+          collectiveName(c), formatSize(fits), b.workingSetPerByte, b.cacheName);
+    }
     peaks.bounds[c] = std::move(b);
   }
   return peaks;

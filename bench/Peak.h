@@ -20,8 +20,10 @@ namespace cb {
 // (each rank copies between two buffers of this size, all ranks at once).
 inline constexpr uint64_t kCopyProbeBytes = 64ull << 20;
 // The size each of n ranks copies: past the caches and within memory (512 MiB over all ranks,
-// 8 to 64 MiB each).
-uint64_t copyProbeBytes(int nranks);
+// 8 to 64 MiB each), and at least so much that the ranks' buffers (2 x n x size) are twice the
+// last-level cache they share (`cacheBytes`; up to 1 GiB each): a probe that fits the cache
+// measures the cache, and every bound from it would be the cache's.
+uint64_t copyProbeBytes(int nranks, uint64_t cacheBytes = 0);
 
 // Collective: every rank memcpy's `bytes` at the same time, `iterations` times after a warm-up
 // (a barrier before each); returns the bytes one rank copied per second (GB/s) in the fastest
@@ -33,7 +35,7 @@ double measureCopyGBps(Team& team, uint64_t bytes, int iterations, double timeou
 // copyProbeBytes), or 0 without measuring when a rank drives a GPU or the ranks span hosts (one
 // rank is measured too: its collectives are copies). `placements`: by rank, the same on every rank.
 double hostCopyGBps(Team& team, const std::vector<RankPlacement>& placements, double timeoutSeconds,
-                    std::vector<double>* byRank = nullptr);
+                    std::vector<double>* byRank = nullptr, uint64_t cacheBytes = 0);
 
 // "# peak: host memory copy per NUMA node: node 0 4.70 GB/s (2 ranks), node 1 3.12 GB/s (2
 // ranks)\n": the slowest rank's own rate on each NUMA node the ranks' cores sit on, when they

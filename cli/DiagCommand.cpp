@@ -1,5 +1,5 @@
-// `collbench diag links|ranks|bisect|logs`: find the slow link, the slow rank, the slow node, and
-// say so. The measurements, the verdict rules and each command's documents live in diagnosis/;
+// `collbench diag links|ranks|bisect|logs|nodes`: find the slow link, the slow rank, the slow node,
+// and say so. The measurements, the verdict rules and each command's documents live in diagnosis/;
 // this file parses and checks the flags, runs the world, prints, writes and stores what
 // diagnosis/DiagDocuments returns. Exit codes fit scripts: 0 healthy, 1 suspects, 2 usage or
 // environment, 3 too noisy to judge (other processes held the ranks' CPUs; diag links: or its
@@ -8,11 +8,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <span>
 #include <sstream>
 
+#include "adapters/FleetInputs.h"
 #include "adapters/PeakJudge.h"
 #include "cli/Command.h"
 #include "cli/DiagFlags.h"
@@ -213,6 +216,64 @@ int doLogs(const LogsCli& c) {
   return diag.healthy ? 0 : 1;
 }
 
+// ---- nodes ----
+
+int doNodes(const NodesCli& c) {
+  const FleetOptions o = toFleetOptions(c);
+  KindReferences refs = minimumReferences(c.minimums);
+  if (!c.baseline.empty()) {
+    for (auto& [kind, rows] : referencesFromBaseline(readText(c.baseline), c.baseline)) {
+      auto& to = refs[kind];
+      to.insert(to.end(), rows.begin(), rows.end());
+    }
+  }
+  if (c.files.empty() && !c.stored) {
+    throw UsageError("diag nodes: give per-node logs, or --stored for the runs in --db");
+  }
+  checkWritable(c.jsonPath, "--json");
+  checkWritable(c.saveBaseline, "--save-baseline");
+  checkWritable(c.htmlPath, "--html");
+  std::vector<std::string> notes;
+  std::vector<FleetNode> nodes;
+  for (const std::string& file : c.files) {
+    ImportOptions io;
+    io.path = file;
+    const std::string text = readText(file);
+    const auto runs = parseImport(text, detectImportFormat(text, file), io);
+    if (runs.size() != 1) {
+      throw UsageError(
+          fmt::format("diag nodes: {}: {} runs in one log; give one node's run per "
+                      "file",
+                      file, runs.size()));
+    }
+    nodes.push_back(nodeFromImport(runs.front(), file));
+  }
+  nameNodesApart(nodes);
+  if (c.stored) {
+    if (!std::filesystem::exists(c.db)) {
+      throw UsageError(fmt::format("diag nodes: --stored: no database {}", c.db));
+    }
+    Store store = Store::open(c.db, false);
+    for (auto& n : storedNodes(store, c.label, notes)) nodes.push_back(std::move(n));
+  }
+  std::set<std::string> names;
+  for (const auto& n : nodes) {
+    if (!names.insert(n.name).second) {
+      throw UsageError(fmt::format("diag nodes: node {} is given twice ({})", n.name, n.source));
+    }
+  }
+  if (nodes.empty()) throw UsageError("diag nodes: no node to judge");
+  FleetReport report = judgeFleet(nodes, o, refs);
+  report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
+  fmt::print("{}", fleetText(report));
+  if (!c.jsonPath.empty()) writeOutputFile(c.jsonPath, fleetJson(report, o), "--json");
+  if (!c.htmlPath.empty()) writeOutputFile(c.htmlPath, fleetHtml(report), "--html");
+  if (!c.saveBaseline.empty()) {
+    writeOutputFile(c.saveBaseline, baselineJson(report), "--save-baseline");
+  }
+  return report.outliers() > 0 ? 1 : 0;
+}
+
 // One `diag` subcommand: its options (kept alive by the action), its flags and what it runs.
 template <class Args>
 void addDiagSubcommand(CLI::App* diag, Action& action, const char* name, const char* help,
@@ -247,6 +308,12 @@ void setupDiagCommand(CLI::App* diag, Action& action) {
       diag, action, "logs",
       "The same verdict over existing nccl-tests logs of node pairs (one pair per file)",
       addLogsFlags, doLogs);
+  addDiagSubcommand(
+      diag, action, "nodes",
+      "The slow node among many: per node kind a baseline (median and robust spread per "
+      "collective and size) from per-node logs or stored runs, each node's place, the nodes "
+      "that fall out with the evidence",
+      addNodesFlags, doNodes);
 }
 
 }  // namespace cb::cli

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cli/Command.h"
+#include "core/Collective.h"
 #include "core/Error.h"
 #include "core/Size.h"
 #include "core/Text.h"
@@ -40,6 +41,59 @@ SuspectOptions suspectOptions(double k, const std::string& gap) {
   o.k = k;
   o.gap = parseGap(gap);
   return o;
+}
+
+FleetOptions toFleetOptions(const NodesCli& c) {
+  const SuspectOptions so = suspectOptions(c.k, c.gap);
+  FleetOptions o;
+  o.k = so.k;
+  o.gap = so.gap;
+  if (c.run < 1) throw UsageError(fmt::format("--run {} must be 1 or more", c.run));
+  if (c.minNodes < 3) {
+    throw UsageError(
+        fmt::format("--min-nodes {}: a median and MAD need 3 nodes or more", c.minNodes));
+  }
+  o.run = c.run;
+  o.minNodes = c.minNodes;
+  o.minBytes = parseSize(c.minBytes);
+  return o;
+}
+
+KindReferences minimumReferences(const std::vector<std::string>& minimums) {
+  KindReferences refs;
+  for (const std::string& text : minimums) {
+    const auto at = text.find('@');
+    const auto eq = text.find('=', at == std::string::npos ? 0 : at);
+    if (at == std::string::npos || eq == std::string::npos) {
+      throw UsageError(
+          fmt::format("--min '{}' is not [KIND/]COLLECTIVE@SIZE=GBPS (allreduce@8G=460)", text));
+    }
+    std::string head = text.substr(0, at), kind;
+    if (const auto slash = head.rfind('/'); slash != std::string::npos) {
+      kind = head.substr(0, slash);
+      head = head.substr(slash + 1);
+    }
+    ReferenceFigure f;
+    f.series.collective = collectiveName(parseCollective(head));
+    f.bytes = parseSize(text.substr(at + 1, eq - at - 1));
+    double gbps = 0;
+    try {
+      size_t used = 0;
+      const std::string v = text.substr(eq + 1);
+      gbps = std::stod(v, &used);
+      if (used != v.size()) gbps = 0;
+    } catch (const std::exception&) {
+      gbps = 0;
+    }
+    if (!(gbps > 0)) {
+      throw UsageError(
+          fmt::format("--min '{}': the minimum must be a busbw in GB/s above 0", text));
+    }
+    f.minimum = gbps;
+    f.source = "--min " + text;
+    refs[kind].push_back(std::move(f));
+  }
+  return refs;
 }
 
 DiagLinksOptions toLinksOptions(const LinksCli& c) {
@@ -175,6 +229,35 @@ void addLogsFlags(CLI::App* sub, LogsCli& o) {
   sub->add_option("--label", o.label, "Label of the stored run");
   sub->add_option("--json", o.jsonPath, "Write the matrices and verdicts as JSON to this file");
   sub->add_option("--csv", o.csvPath, "Write the links as CSV to this file");
+}
+
+void addNodesFlags(CLI::App* sub, NodesCli& o) {
+  sub->add_option("files", o.files,
+                  "nccl-tests logs, one node each (the node: its host, else the file)");
+  sub->add_flag("--stored", o.stored, "The newest ok run of each host in --db (one host per run)");
+  addDbOption(sub, o.db);
+  sub->add_option("--label", o.label, "Only stored runs with this label");
+  sub->add_option("--k", o.k, "Robust bound: MADs (scaled to sigma) below the kind's median")
+      ->capture_default_str();
+  sub->add_option("--gap", o.gap, "Practical gap below the median (5% or 0.05)")
+      ->capture_default_str();
+  sub->add_option("--run", o.run, "Consecutive sizes out that make a node fall out")
+      ->capture_default_str();
+  sub->add_option("--min-nodes", o.minNodes,
+                  "Nodes of a kind at a point for the fleet's own baseline there")
+      ->capture_default_str();
+  sub->add_option("--min-bytes", o.minBytes, "Sizes below this are not compared (latency)")
+      ->capture_default_str();
+  sub->add_option("--min", o.minimums,
+                  "A kind's minimum, [KIND/]COLLECTIVE@SIZE=GBPS (busbw), e.g. allreduce@8G=460; "
+                  "repeatable");
+  sub->add_option("--baseline", o.baseline,
+                  "A saved baseline (--save-baseline): its medians judge points the fleet has too "
+                  "few nodes for");
+  sub->add_option("--save-baseline", o.saveBaseline, "Write the baseline as JSON to this file");
+  sub->add_option("--json", o.jsonPath, "Write the baseline and each node's place as JSON");
+  sub->add_option("--html", o.htmlPath,
+                  "Write one HTML page: a row per node, the outliers first, then the baseline");
 }
 
 }  // namespace cb::cli

@@ -9,6 +9,7 @@
 #include "diagnosis/DiagBisect.h"
 #include "diagnosis/DiagLinks.h"
 #include "diagnosis/DiagRanks.h"
+#include "diagnosis/Fleet.h"
 
 namespace CLI {
 class App;
@@ -63,17 +64,35 @@ struct LogsCli {
   std::string jsonPath, csvPath;
 };
 
+struct NodesCli {
+  std::vector<std::string> files;  // nccl-tests logs, one node each
+  bool stored = false;             // the newest ok run of each host in --db
+  std::string db = "collbench.db";
+  std::string label;
+  double k = 3.5;
+  std::string gap = "5%";
+  int run = 3;
+  int minNodes = 5;
+  std::string minBytes = "1M";
+  std::vector<std::string> minimums;  // [KIND/]COLLECTIVE@SIZE=GBPS
+  std::string baseline, saveBaseline, jsonPath, htmlPath;
+};
+
 // "7%" or "0.07" -> 0.07.
 // --k and --gap ("7%" or "0.07") as the verdict's options.
 SuspectOptions suspectOptions(double k, const std::string& gap);
 DiagLinksOptions toLinksOptions(const LinksCli& c);
 DiagBisectOptions toBisectOptions(const BisectCli& c);
 DiagRanksOptions toRanksOptions(const RanksCli& c);
+// diag nodes: the rules, and the --min figures as references (UsageError on a bad one).
+FleetOptions toFleetOptions(const NodesCli& c);
+KindReferences minimumReferences(const std::vector<std::string>& minimums);
 
 // Each subcommand's flags over its options (which must outlive the parse).
 void addLinksFlags(CLI::App* sub, LinksCli& o);
 void addBisectFlags(CLI::App* sub, BisectCli& o);
 void addRanksFlags(CLI::App* sub, RanksCli& o);
 void addLogsFlags(CLI::App* sub, LogsCli& o);
+void addNodesFlags(CLI::App* sub, NodesCli& o);
 
 }  // namespace cb::cli

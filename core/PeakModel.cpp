@@ -89,9 +89,33 @@ double memoryTrafficPerByte(Collective c, int n) {
   return 0;
 }
 
+double buffersPerByte(Collective c, int n) {
+  switch (c) {
+    case Collective::kAllGather:
+    case Collective::kReduceScatter: return 1 + 1.0 / std::max(n, 1);
+    default: return 2;
+  }
+}
+
+void setCache(Bound& b, uint64_t bytes, std::string_view level) {
+  b.cacheBytes = bytes;
+  b.cacheName = bytes > 0 ? fmt::format("{} {}", formatSize(bytes), level) : "";
+}
+
+Bound withCollective(Bound b, Collective c) {
+  if (c == Collective::kAllReduce && b.known() && b.nvls && b.passReason.empty()) {
+    b.passReason =
+        "NVLS (NVLink SHARP) reduces in the switch: each byte crosses the GPU's links once each "
+        "way";
+  }
+  return b;
+}
+
 Bound memoryBound(Collective c, int n, double copyGBpsPerRank) {
   Bound b;
   b.limit = "host memory";
+  b.measured = true;
+  b.workingSetPerByte = n * buffersPerByte(c, n);
   const double traffic = memoryTrafficPerByte(c, n);
   if (traffic <= 0 || copyGBpsPerRank <= 0 || n < 2) {
     b.unknownWhy = traffic <= 0 ? fmt::format("no memory traffic model for {}", collectiveName(c))
@@ -230,6 +254,7 @@ Bound nvlinkBound(std::string_view peakId, int links, bool nvswitch) {
   b.limit = fmt::format("{} x{}", p->name, links);
   b.basis = fmt::format("{} links x {:g} GB/s per direction{}", links, p->unitGBps,
                         nvswitch ? " through NVSwitch" : " (direct)");
+  b.nvls = nvswitch && (peakId == "nvlink4" || peakId == "nvlink5");
   return b;
 }
 
@@ -310,9 +335,28 @@ std::string_view verdictKindName(Verdict::Kind k) {
     case Verdict::Kind::kLow: return "low";
     case Verdict::Kind::kNoBound: return "no-bound";
     case Verdict::Kind::kNotJudged: return "not-judged";
+    case Verdict::Kind::kAboveBound: return "above-bound";
   }
   return "not-judged";
 }
+
+namespace {
+
+// Why `v.best` may pass `b` ("" none known).
+std::string passReasonOf(const Verdict& v, const Bound& b) {
+  if (!b.passReason.empty()) return b.passReason;
+  if (b.cacheBytes > 0 && b.workingSet(v.bytes) <= kPartlyCachedFactor * b.cacheBytes) {
+    return fmt::format("part of the {} working set stays in the {}",
+                       formatSize(b.workingSet(v.bytes)), b.cacheName);
+  }
+  if (b.measured && v.fraction <= kMeasuredBoundSlack) {
+    return fmt::format("within the {:.0f}% a measured copy rate varies by",
+                       100 * (kMeasuredBoundSlack - 1));
+  }
+  return "";
+}
+
+}  // namespace
 
 Verdict judge(const std::vector<std::pair<uint64_t, double>>& points, const Bound& b,
               double expectedOverride) {
@@ -324,8 +368,13 @@ Verdict judge(const std::vector<std::pair<uint64_t, double>>& points, const Boun
     return v;
   }
   bool any = false;
+  uint64_t cachedUpTo = 0;
   for (auto [bytes, busbw] : points) {
     if (bytes < kJudgeMinBytes) continue;
+    if (b.cacheResident(bytes)) {
+      cachedUpTo = std::max(cachedUpTo, bytes);
+      continue;
+    }
     if (!any || busbw > v.best) {
       v.best = busbw;
       v.bytes = bytes;
@@ -336,16 +385,40 @@ Verdict judge(const std::vector<std::pair<uint64_t, double>>& points, const Boun
   v.expected = expectedFraction(b, expectedOverride);
   if (!any) {
     v.kind = Verdict::Kind::kNotJudged;
-    v.line = fmt::format("not judged: no size of {} or more (the {} bound is for large messages)",
-                         formatSize(kJudgeMinBytes), b.limit);
+    v.line =
+        cachedUpTo > 0
+            ? fmt::format(
+                  "not judged: cache-resident: the buffers of every size from {} to {} ({} at {}) "
+                  "fit the {} the ranks share, so no memory bound applies",
+                  formatSize(kJudgeMinBytes), formatSize(cachedUpTo),
+                  formatSize(b.workingSet(cachedUpTo)), formatSize(cachedUpTo), b.cacheName)
+            : fmt::format("not judged: no size of {} or more (the {} bound is for large messages)",
+                          formatSize(kJudgeMinBytes), b.limit);
     return v;
   }
   v.fraction = v.best / b.busbw;
   const bool low = v.fraction < v.expected;
+  std::string reason;
+  if (v.fraction > 1) {
+    reason = passReasonOf(v, b);
+    if (reason.empty()) {
+      v.kind = Verdict::Kind::kAboveBound;
+      v.line = fmt::format(
+          "above the bound: {:.0f}% of the {} bound ({:.{}f} GB/s) at {}, and the model knows no "
+          "reason: the bound or the figure is wrong",
+          100 * v.fraction, b.limit, b.busbw, b.busbw < 10 ? 2 : 1, formatSize(v.bytes));
+      return v;
+    }
+  }
   v.kind = low ? Verdict::Kind::kLow : Verdict::Kind::kNormal;
-  v.line = fmt::format("{}: {:.0f}% of the {} bound ({:.{}f} GB/s) at {}; expected >= {:.0f}%",
+  v.line = fmt::format("{}: {:.0f}% of the {} bound ({:.{}f} GB/s) at {}{}; expected >= {:.0f}%",
                        low ? "low" : "normal", 100 * v.fraction, b.limit, b.busbw,
-                       b.busbw < 10 ? 2 : 1, formatSize(v.bytes), 100 * v.expected);
+                       b.busbw < 10 ? 2 : 1, formatSize(v.bytes),
+                       reason.empty() ? "" : ", above it: " + reason, 100 * v.expected);
+  if (cachedUpTo > 0) {
+    v.line += fmt::format(" (sizes up to {} fit the {}: cache-resident, not judged)",
+                          formatSize(cachedUpTo), b.cacheName);
+  }
   return v;
 }
 

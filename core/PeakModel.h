@@ -41,9 +41,43 @@ struct Bound {
   std::string unknownWhy;  // when busbw == 0
   // One rank: the bound is on algbw (busbw is 0 there for most collectives), see oneRankBound.
   bool onAlgbw = false;
+  // Memory bounds only. The bytes of the ranks' buffers per byte of S, over all ranks, out of
+  // place (workingSetPerByte), and the last-level cache they share (cacheBytes, 0: unknown;
+  // cacheName "480 MiB L3"): a point whose buffers fit that cache never reaches memory, so the
+  // memory bound does not apply to it (cacheResident).
+  double workingSetPerByte = 0;
+  uint64_t cacheBytes = 0;
+  std::string cacheName;
+  // The bound is a measured rate (the host's copy), which varies by a few percent between probes.
+  bool measured = false;
+  // An NVSwitch fabric that can reduce in the switch (NVLS: NVLink4 and later).
+  bool nvls = false;
+  // Why a figure may pass the bound ("" none), e.g. NVLS: see withCollective.
+  std::string passReason;
   bool known() const { return busbw > 0; }
   std::string_view figure() const { return onAlgbw ? "algbw" : "busbw"; }
+  uint64_t workingSet(uint64_t bytes) const {
+    return static_cast<uint64_t>(workingSetPerByte * static_cast<double>(bytes));
+  }
+  bool cacheResident(uint64_t bytes) const {
+    return cacheBytes > 0 && workingSetPerByte > 0 && workingSet(bytes) <= cacheBytes;
+  }
 };
+
+// A memory bound's last-level cache: `bytes` over the caches the ranks can use ("480 MiB L3").
+void setCache(Bound& b, uint64_t bytes, std::string_view level = "L3");
+// What the collective adds to a bound: the reason a figure can pass it. NVLS (NVLink SHARP,
+// NVSwitch gen3 and later: NVLink4 and 5 fabrics) reduces an allreduce in the switch, so each byte
+// crosses a GPU's links once each way while busbw counts 2(n-1)/n of it.
+Bound withCollective(Bound b, Collective c);
+
+// A figure this much above a measured bound is within the probe's own spread (fastest of 10
+// copies against a collective's median); above it, or above any datasheet bound, the verdict
+// needs a reason (docs/PEAK.md "Bounds that bound").
+inline constexpr double kMeasuredBoundSlack = 1.10;
+// A working set up to this many times the cache still keeps part of itself there: a figure above
+// the bound at such a size has that reason.
+inline constexpr double kPartlyCachedFactor = 2;
 
 // The threshold below which a figure is low: `override` when > 0 (run --expect-fraction), else a
 // tenth below the usual fraction (0.9 x typical), else kDefaultExpectedFraction.
@@ -59,6 +93,9 @@ inline constexpr uint64_t kJudgeMinBytes = 16ull << 20;
 //   allreduce 5(n-1)/n, reduce_scatter 3(n-1)/n, allgather and alltoall 2(n-1)/n,
 //   broadcast and sendrecv 2.
 double memoryTrafficPerByte(Collective c, int nranks);
+// The bytes of send and receive buffers per byte of S on one rank, out of place (allreduce,
+// alltoall, broadcast, sendrecv 2; allgather and reduce_scatter 1 + 1/n).
+double buffersPerByte(Collective c, int nranks);
 // The busbw bound from the copy bandwidth every rank reaches when all copy at once
 // (`copyGBpsPerRank`: bytes copied per second per rank; a copy reads and writes each byte, so
 // the memory moves twice that): busBwFactor * 2 * copy / traffic.
@@ -108,7 +145,9 @@ Bound nicBound(std::string_view linkLayer, double rateGbps, int sharers);
 Bound deviceLinesBound(std::string_view gpuModel, int gpus, int nodes);
 
 struct Verdict {
-  enum class Kind { kNormal, kLow, kNoBound, kNotJudged };
+  // kAboveBound: a figure above its bound with no reason the model knows; the bound or the
+  // figure is wrong, and the verdict says so rather than "normal".
+  enum class Kind { kNormal, kLow, kNoBound, kNotJudged, kAboveBound };
   Kind kind = Kind::kNotJudged;
   double best = 0;     // best busbw (GB/s) among judged points
   uint64_t bytes = 0;  // where
@@ -117,10 +156,13 @@ struct Verdict {
   std::string_view figure = "busbw";  // what `best` is ("algbw" for one rank)
   std::string line;  // "normal: 82% of ..." / "low: 41% of ..." / "no bound known ..."
 };
-std::string_view verdictKindName(Verdict::Kind k);  // normal, low, no-bound, not-judged
+// normal, low, no-bound, not-judged, above-bound
+std::string_view verdictKindName(Verdict::Kind k);
 
 // Judges the best figure among points at kJudgeMinBytes and up (`points`: bytes, busbw, or
-// algbw where the bound is onAlgbw; see judgedFigure).
+// algbw where the bound is onAlgbw; see judgedFigure). Points whose buffers fit the bound's cache
+// are left out (cache-resident); a best figure above the bound names its reason (the bound's
+// passReason, a working set partly in the cache, a measured bound's slack) or is kAboveBound.
 Verdict judge(const std::vector<std::pair<uint64_t, double>>& points, const Bound& b,
               double expectedOverride = 0);
 

@@ -220,7 +220,9 @@ Bound pairLinkBound(const std::vector<MachineTopology>& hosts,
                  nicOf(*hb, pb.nic, sharersOf(placements, pb)));
   }
   if (pa.gpuBusId.empty() || pb.gpuBusId.empty()) {
-    return memoryBound(Collective::kSendRecv, 2, copyGBpsPerRank);
+    Bound m = memoryBound(Collective::kSendRecv, 2, copyGBpsPerRank);
+    setCache(m, ranksCacheBytes(hosts, {pa, pb}));
+    return m;
   }
   if (cls == LinkClass::kNvlink) {
     if (!pa.nvlinkFabric.empty() && pa.nvlinkFabric == pb.nvlinkFabric) {
@@ -244,17 +246,45 @@ std::vector<RankPlacement> placeGpuRanks(const MachineTopology& machine,
   return out;
 }
 
-Bound collectiveLinkBound(const std::vector<MachineTopology>& hosts,
-                          const std::vector<RankPlacement>& placements, Collective c,
-                          double copyGBpsPerRank) {
+uint64_t ranksCacheBytes(const std::vector<MachineTopology>& hosts,
+                         const std::vector<RankPlacement>& placements) {
+  if (placements.empty()) return 0;
+  const MachineTopology* h = hostOf(hosts, placements.front());
+  if (!h) return 0;
+  std::set<int> cpus;
+  for (const auto& p : placements) {
+    if (p.host != placements.front().host) return 0;
+    cpus.insert(p.cpus.begin(), p.cpus.end());
+  }
+  // Every cache a rank may run beside holds part of the buffers (unknown CPUs: all of them).
+  uint64_t bytes = 0;
+  for (const auto& g : h->coreGroups) {
+    const auto mine = parseCpuList(g.cpus);
+    const bool used = cpus.empty() || std::any_of(mine.begin(), mine.end(),
+                                                  [&](int c) { return cpus.count(c) > 0; });
+    if (used && g.level > 0) bytes += g.cacheBytes;
+  }
+  return bytes;
+}
+
+namespace {
+
+Bound collectiveBound(const std::vector<MachineTopology>& hosts,
+                      const std::vector<RankPlacement>& placements, Collective c,
+                      double copyGBpsPerRank) {
   const int n = static_cast<int>(placements.size());
   if (n < 1) return unknown("no ranks");
   if (n == 1) {
     const RankPlacement& p = placements.front();
     if (!p.gpuBusId.empty()) return gpuOneRankBound(p.gpuModel);
-    return oneRankBound(
-        copyGBpsPerRank, "host memory",
-        fmt::format("host memory: {:.2f} GB/s copied by the rank", copyGBpsPerRank));
+    Bound b =
+        oneRankBound(copyGBpsPerRank, "host memory",
+                     fmt::format("host memory: {:.2f} GB/s copied by the rank", copyGBpsPerRank));
+    // Out of place one rank's buffers are S in and S out.
+    b.measured = true;
+    b.workingSetPerByte = 2;
+    setCache(b, ranksCacheBytes(hosts, placements));
+    return b;
   }
   std::map<std::string, std::vector<int>> byHost;
   bool hostRanks = false;
@@ -262,7 +292,11 @@ Bound collectiveLinkBound(const std::vector<MachineTopology>& hosts,
     byHost[p.host].push_back(p.rank);
     hostRanks = hostRanks || p.gpuBusId.empty();
   }
-  if (hostRanks && byHost.size() == 1) return memoryBound(c, n, copyGBpsPerRank);
+  if (hostRanks && byHost.size() == 1) {
+    Bound b = memoryBound(c, n, copyGBpsPerRank);
+    setCache(b, ranksCacheBytes(hosts, placements));
+    return b;
+  }
   Bound intra;
   bool haveIntra = false;
   if (!hostRanks) {
@@ -336,6 +370,14 @@ Bound collectiveLinkBound(const std::vector<MachineTopology>& hosts,
         fmt::format("; alltoall: x (n-1)/(n-L)/L = {:.3f} (n {}, L {})", scale, n, perHost);
   }
   return haveIntra ? lower(intra, inter) : inter;
+}
+
+}  // namespace
+
+Bound collectiveLinkBound(const std::vector<MachineTopology>& hosts,
+                          const std::vector<RankPlacement>& placements, Collective c,
+                          double copyGBpsPerRank) {
+  return withCollective(collectiveBound(hosts, placements, c, copyGBpsPerRank), c);
 }
 
 }  // namespace cb

@@ -34,6 +34,12 @@ Bound collectiveLinkBound(const std::vector<MachineTopology>& hosts,
                           const std::vector<RankPlacement>& placements, Collective c,
                           double copyGBpsPerRank = 0);
 
+// The last-level cache the ranks' buffers can sit in: the bytes of every L3 of their host that
+// holds one of their CPUs (all of the host's when their CPUs are unknown); 0 when the ranks span
+// hosts or the host records no L3.
+uint64_t ranksCacheBytes(const std::vector<MachineTopology>& hosts,
+                         const std::vector<RankPlacement>& placements);
+
 // The placements of GPU ranks on copies of one machine: rank r on host rankHosts[r], driving the
 // localRanks[r]-th GPU in bus order (as nccl-tests numbers devices). Empty when a host has more
 // ranks than the machine has GPUs.

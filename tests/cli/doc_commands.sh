@@ -66,6 +66,7 @@ ln -s "$cb" "$work/bin/collbench"
 [ -d "$build/tests" ] && ln -s "$build/tests" "$work/build/tests"
 ln -s "$src/scripts" "$work/scripts"
 mkdir -p "$work/tests" && ln -s "$src/tests/data" "$work/tests/data"  # recorded topologies
+ln -s "$src/tests/tools" "$work/tests/tools"  # the synthetic fleet of README's diag nodes
 cp "$src"/tests/data/docs/*.log "$src"/tests/data/docs/*.txt "$src"/tests/data/docs/*.out "$work/"
 mpirun_real=$(command -v "${CB_MPIRUN:-mpirun}")
 cat >"$work/bin/mpirun" <<WRAP

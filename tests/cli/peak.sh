@@ -4,7 +4,9 @@
 # database, show); a run slowed with --inject-delay is low and --expect exits 1 for it; imported
 # logs are judged by their device lines or by --topology, and for their kind (the published
 # figures of the node type their device lines name); `diag links --link-rate` calls links
-# below a stated rate below bound; bad inputs exit 2 with one line.
+# below a stated rate below bound; buffers that fit this host's L3 are cache-resident (no memory
+# bound, no peak) and no verdict reads above 110% of its bound without its reason; bad inputs exit
+# 2 with one line.
 # Whether an unslowed run on a loaded machine is "normal" is timing: not asserted here.
 # Usage: peak.sh /path/to/collbench
 set -uo pipefail
@@ -13,12 +15,32 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 source "$(dirname "$0")/lib/common.sh"
 scratch peak
 
-run=(run allreduce --np 2 -b 16M -e 32M -w 1 -n 3 --algo ring --transport shm --db "$db")
+# The host's L3s (topo --json): a memory bound applies only to buffers past them (docs/PEAK.md,
+# caches). `big`: the smallest power of two from 16 MiB whose 2-rank allreduce buffers (4 S) pass
+# all of them; `one`: the same for one rank (2 S).
+read -r l3sum l3min < <("$cb" topo --json | python3 -c 'import json, sys
+g = [c["cache_bytes"] for h in json.load(sys.stdin)["hosts"] for c in h["core_groups"] if c["level"] > 0]
+print(sum(g), min(g) if g else 0)')
+pow2_past() { local s=$((16 << 20)); while [ $(($1 * s)) -le "$l3sum" ]; do s=$((s * 2)); done; echo $s; }
+big=$(pow2_past 4)
+one=$(pow2_past 2)
+# No verdict reads "normal" above 110% of its bound without its reason ("above it: ..."); one the
+# model cannot explain reads "above the bound" (a loaded machine's copy probe can set one).
+no_bare_excess() {
+  grep -F "# verdict" <<<"$1" | python3 -c 'import re, sys
+for line in sys.stdin:
+    m = re.search(r"(\d+)% of the", line)
+    if m and int(m.group(1)) > 110 and "above it:" not in line and "above the bound" not in line:
+        sys.exit("above 110% without a reason: " + line)' || fail "a verdict above its bound: $1"
+}
+
+run=(run allreduce --np 2 -b "$big" -e "$big" -w 1 -n 3 --algo ring --transport shm --db "$db")
 expect 0 "$cb" "${run[@]}" --json "$tmp/r.json" --csv "$tmp/r.csv"
 has "$out" "# peak: host memory copy"
 has "$out" "# peak: allreduce bound"
 has "$out" "# % of peak: allreduce, out, 2 ranks; bound"
 has "$out" "# verdict allreduce ring/shm: best"
+no_bare_excess "$out"
 python3 - "$tmp/r.json" <<'EOF' || fail "JSON points carry no peak"
 import json, sys
 points = [p for p in json.load(open(sys.argv[1]))["points"] if p["status"] == "ok"]
@@ -32,10 +54,11 @@ has "$out" "# verdict allreduce ring/shm: best"
 peak=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from results where peak_gbps > 0 and peak_limit = ?", ("host memory",)).fetchone()[0])' "$db")
 [ "$peak" -ge 2 ] || fail "expected stored peaks, got $peak"
 
-# 1 s more per call at 32 MiB: at most 0.034 GB/s busbw, low against any host whose memory
-# copies 0.085 GB/s or more per rank (this VM with ten compilers beside it copied 0.19).
-slow=(run allreduce --np 2 -b 32M -e 32M -w 1 -n 2 --placement out --algo ring --transport shm
-  --db "$db" --inject-delay 1000000)
+# 1 s more per call at `big` (128 MiB on a 480 MiB L3): at most 0.134 GB/s busbw there, low against
+# any host whose memory copies 0.34 GB/s or more per rank (this VM with ten compilers beside it
+# copied 1.4).
+slow=(run allreduce --np 2 -b "$big" -e "$big" -w 1 -n 2 --placement out --algo ring
+  --transport shm --db "$db" --inject-delay 1000000)
 expect 0 "$cb" "${slow[@]}"
 has "$out" "# verdict allreduce ring/shm: best"
 has "$out" ": low: "
@@ -45,11 +68,13 @@ has "$err" "collbench: --expect: 1 figure(s) below their expected share of the b
 # The same run judged against a share of 0.0001 of its bound is not low.
 expect 0 "$cb" "${slow[@]}" --expect --expect-fraction 0.0001
 has "$out" ": normal: "
+no_bare_excess "$out"
 # One rank: busbw is 0 by definition; its out-of-place algbw is judged against the rank's own
 # copy rate, and variants this world cannot run (mpi, nccl) get no verdict.
-expect 0 "$cb" run allreduce --np 1 -b 16M -e 16M -w 1 -n 3 --algo ring --transport local \
+expect 0 "$cb" run allreduce --np 1 -b "$one" -e "$one" -w 1 -n 3 --algo ring --transport local \
   --json "$tmp/one.json" --no-db
-has "$out" "(one rank copying 64 MiB)"
+has "$out" "(one rank copying "
+no_bare_excess "$out"
 has "$out" "GB/s algbw: host memory:"
 has "$out" "# % of peak: allreduce, out, 1 ranks; bound"
 has "$out" "# verdict allreduce ring/local: best"
@@ -66,6 +91,26 @@ EOF
 expect 0 "$cb" run allreduce --np 1 -b 16M -e 16M -w 1 -n 2 --no-db
 grep -qF "# verdict allreduce mpi" <<<"$out" && fail "a verdict for mpi, which cannot run here"
 grep -qF "# verdict allreduce nccl" <<<"$out" && fail "a verdict for nccl, which cannot run here"
+# Buffers that fit the L3 of this host (2 ranks at 16 MiB: 64 MiB) are cache-resident: no memory
+# bound, no peak, and a verdict that says so; past the L3s they are judged.
+expect 0 "$cb" run allreduce --np 2 -b 16M -e "$big" -w 1 -n 3 --algo ring --transport shm \
+  --no-db --json "$tmp/c.json"
+no_bare_excess "$out"
+has "$out" "bound"
+hasnt "$out" "bound 0.00 GB/s busbw ()"  # the view's bound comes from a point that has one
+if [ "$l3min" -ge $((64 << 20)) ]; then
+  has "$out" "# peak: allreduce: sizes up to "
+  has "$out" "fit the $((l3sum >> 20)) MiB L3: cache-resident, not judged)"
+  python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1]))["points"]:
+    if 4 * p["bytes"] <= int(sys.argv[2]):
+        assert p["peak_gbps"] is None, p
+    if p["bytes"] == int(sys.argv[3]):
+        assert p["peak_gbps"] is not None, p' "$tmp/c.json" "$l3min" "$big" ||
+    fail "a cache-resident point carries a peak, or $big does not"
+elif [ "$l3sum" -lt $((64 << 20)) ]; then
+  hasnt "$out" "cache-resident"
+fi
 # Sizes below 16 MiB are not judged: --expect has nothing low.
 expect 0 "$cb" run allreduce --np 2 -b 1K -e 64K -w 1 -n 3 --algo ring --no-db --expect
 has "$out" "not judged: no size of 16 MiB or more"
@@ -122,15 +167,22 @@ expect 2 "$cb" import --db "$idb" --topology "$tmp/bad.xml" \
   "$samples/nccltests_3_dgx2-v100-12gpu-oldformat-allreduce.txt"
 one_line_error "--topology $tmp/bad.xml"
 
-# p2p: bw and bibw against the pair's bound (bibw: both directions), latency has none.
+# p2p: bw and bibw against the pair's bound (bibw: both directions), latency has none; buffers
+# that fit the L3 (2 ranks, send and receive: 4 S) are cache-resident and carry none.
 pdb=$tmp/p2p.db
 expect 0 "$cb" p2p bw --np 2 -b 1M -e 2M -n 3 -w 1 --transport shm --db "$pdb"
 has "$out" "# % of peak: bw 0-1 shm: "
-has "$out" "of the host memory bound"
+if [ "$l3min" -ge $((8 << 20)) ]; then
+  has "$out" "at 2 MiB: cache-resident (fits the "
+  want="(2, 0)"
+else
+  has "$out" "of the host memory bound"
+  want="(2, 2)"
+fi
 expect 0 "$cb" p2p latency --np 2 -e 8 -n 3 -w 1 --transport shm --db "$pdb"
 [[ "$out" != *"% of peak"* ]] || fail "latency has no bandwidth bound: $out"
 peaks=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*), count(peak_gbps) from results r join runs u on u.id = r.run_id where r.collective = ?", (sys.argv[2],)).fetchone())' "$pdb" bw)
-[ "$peaks" = "(2, 2)" ] || fail "expected 2 bw results with a peak, got $peaks"
+[ "$peaks" = "$want" ] || fail "expected $want bw results with a peak, got $peaks"
 
 # diag links against a stated link rate: 1000 Gb/s is beyond any thread pair here (every link
 # below bound, exit 1, instead of healthy); 0.001 Gb/s is below all of them (healthy).

@@ -196,6 +196,84 @@ TEST(LinkBounds, FourNodeServerHostMemory) {
   EXPECT_EQ(expectedFraction(memoryBound(Collective::kAllReduce, 4, 5)), kDefaultExpectedFraction);
 }
 
+// Bounds that bound (docs/PEAK.md): the four-node server records 16 L3s of 16 MiB. Unbound host
+// ranks may use all of them: 256 MiB. A 4-rank allreduce holds 2 S per rank, 8 S in all, so
+// sizes up to 32 MiB are cache-resident and no memory bound applies; a figure above the bound
+// names its reason (the measured bound's 10%, a working set up to 2x the cache) or reads
+// "above the bound".
+TEST(LinkBounds, FourNodeServerCacheResidentSizes) {
+  const auto t = load("96em64t-4n4d3ca2co-pci.xml");
+  std::vector<RankPlacement> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.push_back(placeThisRank(t, r, "h", r, ""));
+    ranks.back().cpus = parseCpuList("0-95");
+  }
+  EXPECT_EQ(ranksCacheBytes({t}, ranks), 256ull << 20);
+  const Bound b = collectiveLinkBound({t}, ranks, Collective::kAllReduce, 5);  // 4 GB/s busbw
+  EXPECT_EQ(b.cacheName, "256 MiB L3");
+  EXPECT_TRUE(b.cacheResident(32ull << 20));
+  EXPECT_FALSE(b.cacheResident(64ull << 20));
+  // A pair (p2p): send and receive buffers on two ranks, 4 S.
+  EXPECT_TRUE(pairLinkBound({t}, ranks, 0, 3, 5).cacheResident(64ull << 20));
+  EXPECT_FALSE(pairLinkBound({t}, ranks, 0, 3, 5).cacheResident(128ull << 20));
+
+  // 16 and 32 MiB at 2.6x the bound: cache-resident, not judged (the 261% at 16 MiB).
+  Verdict v = judge({{16ull << 20, 10.4}, {32ull << 20, 10.4}}, b);
+  EXPECT_EQ(v.kind, Verdict::Kind::kNotJudged);
+  EXPECT_EQ(v.line,
+            "not judged: cache-resident: the buffers of every size from 16 MiB to 32 MiB (256 MiB "
+            "at 32 MiB) fit the 256 MiB L3 the ranks share, so no memory bound applies");
+  // Past the cache the same figures are judged; 64 MiB's 512 MiB is within 2x the cache.
+  v = judge({{32ull << 20, 10.4}, {64ull << 20, 6}}, b);
+  EXPECT_EQ(v.kind, Verdict::Kind::kNormal);
+  EXPECT_EQ(v.bytes, 64ull << 20);
+  EXPECT_NE(v.line.find("150% of the host memory bound (4.00 GB/s) at 64 MiB, above it: part of "
+                        "the 512 MiB working set stays in the 256 MiB L3"),
+            std::string::npos)
+      << v.line;
+  EXPECT_NE(v.line.find("(sizes up to 32 MiB fit the 256 MiB L3: cache-resident, not judged)"),
+            std::string::npos);
+  // Beyond 2x the cache: 105% is the measured bound's slack, 150% is no bound at all.
+  v = judge({{128ull << 20, 4.2}}, b);
+  EXPECT_EQ(v.kind, Verdict::Kind::kNormal);
+  EXPECT_NE(v.line.find("above it: within the 10% a measured copy rate varies by"),
+            std::string::npos);
+  v = judge({{128ull << 20, 6}}, b);
+  EXPECT_EQ(v.kind, Verdict::Kind::kAboveBound);
+  EXPECT_EQ(verdictKindName(v.kind), "above-bound");
+  EXPECT_EQ(v.line,
+            "above the bound: 150% of the host memory bound (4.00 GB/s) at 128 MiB, and the model "
+            "knows no reason: the bound or the figure is wrong");
+  // The copy probe itself passes the cache: 2 buffers x 4 ranks x 64 MiB = 2 x 256 MiB; on a
+  // 480 MiB L3, 2 ranks copy 240 MiB each (64 MiB without a cache known).
+  EXPECT_EQ(copyProbeBytes(4, 256ull << 20), 64ull << 20);
+  EXPECT_EQ(copyProbeBytes(4, 1ull << 30), 256ull << 20);
+  EXPECT_EQ(copyProbeBytes(2, 480ull << 20), 240ull << 20);
+  EXPECT_EQ(copyProbeBytes(2, 0), 64ull << 20);
+  EXPECT_EQ(copyProbeBytes(8, 0), 64ull << 20);
+}
+
+// A datasheet bound passed: NVLS names its reason for an allreduce on NVLink4 NVSwitch boards
+// (about 480 GB/s busbw on 8 H100, over the 450 of the links); an allgather there, and a DGX-2's
+// NVLink2 switches (no NVLS), have none.
+TEST(Verdict, AboveADatasheetBoundNeedsItsReason) {
+  const Bound h100 = deviceLinesBound("NVIDIA H100 80GB HBM3", 8, 1);
+  Verdict v = judge({{8ull << 30, 479.5}}, withCollective(h100, Collective::kAllReduce));
+  EXPECT_EQ(v.kind, Verdict::Kind::kNormal);
+  EXPECT_NE(v.line.find("107% of the NVLink4 x18 bound (450.0 GB/s) at 8 GiB, above it: NVLS "
+                        "(NVLink SHARP) reduces in the switch"),
+            std::string::npos)
+      << v.line;
+  EXPECT_EQ(judge({{8ull << 30, 479.5}}, withCollective(h100, Collective::kAllGather)).kind,
+            Verdict::Kind::kAboveBound);
+  const Bound dgx2 = deviceLinesBound("Tesla V100-SXM3-32GB", 16, 1);
+  EXPECT_EQ(judge({{1ull << 30, 160}}, withCollective(dgx2, Collective::kAllReduce)).kind,
+            Verdict::Kind::kAboveBound);
+  // Below the bound nothing changes.
+  EXPECT_EQ(judge({{8ull << 30, 369}}, withCollective(h100, Collective::kAllReduce)).line,
+            "normal: 82% of the NVLink4 x18 bound (450.0 GB/s) at 8 GiB; expected >= 74%");
+}
+
 TEST(CopyByNuma, TheSlowestRankOfEachNodeWhenRanksSpanNodes) {
   std::vector<RankPlacement> ranks(4);
   for (int r = 0; r < 4; ++r) {
