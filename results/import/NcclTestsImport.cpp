@@ -536,6 +536,10 @@ class NcclTestsParser {
       if (std::find(hosts.begin(), hosts.end(), d.host) == hosts.end()) hosts.push_back(d.host);
     }
     int statedRanks = static_cast<int>(ranks.size());
+    // A published excerpt may keep only the last device lines ("# Rank 71 ..." alone): ranks
+    // numbered past the lines shown are a cut list, not a world of that many.
+    const bool cutList = !ranks.empty() && *ranks.rbegin() >= statedRanks;
+    if (cutList) sec.devicesTruncated = true;
     bool worldUnknown = sec.devicesTruncated || sec.devices.empty();
     if (worldUnknown) statedRanks = 0;
     int n = importer::resolveWorldSize(statedRanks, options_, sec.table->headerLine);
@@ -596,7 +600,8 @@ class NcclTestsParser {
     }
     if (worldUnknown && n == 0) {
       run.notes.push_back(sec.devicesTruncated
-                              ? "the device list is truncated ('...'): the world size is not known"
+                              ? "the device list is truncated ('...', or ranks numbered past the "
+                                "lines shown): the world size is not known"
                               : "no '# Rank' device lines: the world size is not known");
     }
     if (stated.empty() && options_.collective) checkUserCollective(coll, n, sec);
