@@ -22,6 +22,7 @@
 #include "core/DataType.h"
 #include "core/Error.h"
 #include "core/Text.h"
+#include "results/PredictedShare.h"
 #include "results/Store.h"
 #include "results/import/Import.h"
 #include "results/import/ImportSupport.h"
@@ -211,6 +212,9 @@ int runImport(const ImportArgs& args) {
       throw;
     }
     fmt::print("imported run {}: {}\n", id, describe(p.run, p.file));
+    for (const auto& share : predictedShares(store, p.run.run.worldSize, p.run.results, id)) {
+      fmt::print("  {}\n", predictedShareLine(share));
+    }
     for (const auto& note : p.run.notes) {
       // What was inferred is said where the user looks (the rest is in `collbench show`).
       if (note.find("inferred") != std::string::npos || startsWith(note, "verdict ")) {

@@ -17,6 +17,7 @@
 #include "core/Stats.h"
 #include "predict/ScaleModel.h"
 #include "predict/TimeTable.h"
+#include "results/PredictedShare.h"
 #include "results/Store.h"
 #include "results/import/Import.h"
 
@@ -32,6 +33,8 @@ struct PredictArgs {
   std::string collective = "allreduce";
   std::vector<std::string> logs, runs, measured;
   std::string label, db = "collbench.db", json;
+  std::string saveLabel = "prediction";
+  bool noDb = false;
   int nodes = 0, gpusPerNode = 0, ranks = 0, domainNodes = 1;
   bool nvls = false;
   double netBusbw = 0;
@@ -139,6 +142,35 @@ std::string describeFit(const predict::FittedAlgo& f, const std::vector<Point>& 
                      f.lo * 100, f.hi * 100);
 }
 
+// A prediction is a run of source "predict" at the target's world size: `run` and `import` at
+// that size say how they compare (results/PredictedShare.h); compare and gate read it as any run.
+void storePrediction(const PredictArgs& a, const Scale& target, const nlohmann::json& doc,
+                     std::vector<ResultRecord>& results) {
+  Store store = Store::open(a.db);
+  RunRecord run;
+  run.label = a.saveLabel;
+  run.source = kPredictionSource;
+  run.commandLine = fmt::format("predict {} at {}", a.collective, target.name());
+  run.worldSize = target.ranks();
+  run.worldKind = "predicted";
+  run.status = RunStatus::kRunning;
+  run.environmentJson = doc.dump();
+  const int64_t id = store.beginRun(run);
+  try {
+    for (auto& r : results) r.runId = id;
+    store.addResults(results);
+    store.finishRun(id, RunStatus::kOk);
+  } catch (...) {
+    try {
+      store.finishRun(id, RunStatus::kInterrupted);
+    } catch (const Error&) {
+    }
+    throw;
+  }
+  fmt::print("# stored as prediction run {} ({} ranks, label {}) in {}\n", id, target.ranks(),
+             a.saveLabel, a.db);
+}
+
 int runPredict(const PredictArgs& a) {
   // Every flag is checked before a file is read or the database opened.
   const auto coll = predict::parseColl(a.collective);
@@ -222,6 +254,13 @@ int runPredict(const PredictArgs& a) {
             run.hosts.empty()
                 ? 0
                 : 1 + static_cast<int>(std::count(run.hosts.begin(), run.hosts.end(), ','));
+        // An imported log names the hosts of the device lines it shows, which publishers cut.
+        if (run.worldKind == "imported") {
+          throw UsageError(
+              fmt::format("predict: {} was imported: its log's host list may be cut; give --run "
+                          "NODESxGPUS:{}",
+                          source, run.id));
+        }
         if (hosts == 0 || run.worldSize <= 0 || run.worldSize % hosts != 0) {
           throw UsageError(
               fmt::format("predict: {}: its record does not say its nodes and GPUs: give --run "
@@ -321,6 +360,7 @@ int runPredict(const PredictArgs& a) {
   fmt::print("{:>12} {:>9} {:>11} {:>8} {:>8} {:>17} {:>10} {:>8}\n", "size(B)", "algo", "time(us)",
              "algbw", "busbw", "busbw band", "measured", "diff");
   std::vector<double> largeErrors;
+  std::vector<ResultRecord> stored;
   bool any = false;
   for (uint64_t bytes : sizes) {
     auto p = predict::predictAt(fit, target, bytes);
@@ -347,6 +387,21 @@ int runPredict(const PredictArgs& a) {
                predict::algoName(p->algo), p->timeUs, p->algbw, p->busbw,
                fmt::format("{:.1f}-{:.1f}", p->busLo, p->busHi), meas, diff);
     doc["sizes"].push_back(row);
+    ResultRecord r;
+    r.collective = std::string(predict::collName(*coll));
+    r.variant = fmt::format("predict:{}", predict::algoName(p->algo));
+    r.sizeBytes = bytes;
+    r.placement = "out";
+    r.nranks = target.ranks();
+    r.timeUs = r.medianUs = p->timeUs;
+    r.statistic = "predicted";
+    r.minUs = p->timeLo;  // the band of the fit's residuals
+    r.maxUs = p->timeHi;
+    r.algbw = p->algbw;
+    r.busbw = p->busbw;
+    r.message = fmt::format("predicted {}; busbw band {:.1f}-{:.1f} GB/s",
+                            predict::algoName(p->algo), p->busLo, p->busHi);
+    stored.push_back(std::move(r));
   }
   if (!any) throw UsageError("predict: " + predict::whyNot(fit, target));
   if (!largeErrors.empty()) {
@@ -356,6 +411,7 @@ int runPredict(const PredictArgs& a) {
     doc["median_abs_error_ge_1GiB"] = med;
   }
   if (!a.json.empty()) writeOutputFile(a.json, doc.dump(2) + "\n", "--json");
+  if (!a.noDb) storePrediction(a, target, doc, stored);
   return 0;
 }
 
@@ -392,6 +448,9 @@ void setupPredictCommand(CLI::App* sub, Action& action) {
   sub->add_option("--measured", args->measured,
                   "FILE measured at the target scale, shown beside the prediction (not fitted)");
   sub->add_option("--json", args->json, "Write the fit and the prediction as JSON");
+  sub->add_flag("--no-db", args->noDb, "Do not store the prediction");
+  sub->add_option("--save-label", args->saveLabel, "Label of the stored prediction")
+      ->capture_default_str();
   runOnParse(sub, action, args, runPredict);
 }
 

@@ -33,7 +33,7 @@ struct TermSpec {
 std::vector<TermSpec> termsOf(Algo a) {
   switch (a) {
     case Algo::kRing:
-      return {{"bytes on NVLink (1 node)", true},
+      return {{"bytes inside the node", true},
               {"bytes over the network", true},
               {"per inter-node step", false},
               {"per intra-node step", false},
@@ -46,9 +46,10 @@ std::vector<TermSpec> termsOf(Algo a) {
     case Algo::kNvlsTree:
       return {
           {"bytes over the network", true}, {"per inter-node step", false}, {"per call", false}};
-    case Algo::kNvls: return {{"bytes on NVLink (1 node)", true}, {"per call", false}};
+    case Algo::kNvls: return {{"bytes inside the node", true}, {"per call", false}};
     case Algo::kP2p:
-      return {{"bytes on NVLink", true}, {"bytes over the network", true}, {"per peer", false}};
+      return {
+          {"bytes inside the node", true}, {"bytes over the network", true}, {"per peer", false}};
   }
   return {};
 }
