@@ -329,6 +329,8 @@ int runPredict(const PredictArgs& a) {
   for (const auto& d : disagreements) fmt::print("#   differs: {}\n", d);
 
   nlohmann::json doc;
+  doc["format"] = "collbench-predict";
+  doc["version"] = 1;
   doc["collective"] = predict::collName(*coll);
   doc["target"] = {{"nodes", target.nodes},
                    {"gpus_per_node", target.gpusPerNode},
