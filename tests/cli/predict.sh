@@ -2,7 +2,8 @@
 # `collbench predict` (docs/PREDICT.md) on the published multi-scale sets of tests/data/scaling:
 # fitted on the small scales it predicts the largest, prints the measured figure and the median
 # error at >= 1 GiB, writes JSON, stores the prediction; `import` of the measured log at that
-# scale then says how it compares; bad inputs exit 2 with one line and store nothing.
+# scale then says how it compares; `replay --predict-ranks` predicts a recorded step at 64 ranks;
+# bad inputs exit 2 with one line and store nothing.
 # Usage: predict.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: predict.sh COLLBENCH}
@@ -59,6 +60,27 @@ expect 0 "$cb" predict allreduce --log "2x8:$d/gj-aion-h100-ib400-2nodes.txt" \
 has "$out" " 8589934592      Ring"
 has "$out" "# median |error| at >= 1 GiB: 2.7% over 4 size(s)"
 hasnt "$out" "stored as prediction"
+
+# The shared 8-rank DLRM trace predicted at 64 ranks: its allreduce and alltoall(v) at 64 ranks
+# from H100 fits (IB 400G tables; a 2-node nccl-tests alltoall log), compute as recorded.
+t=$src/tests/data/traces
+dlrm=(replay "$t/pytorch-et/param-dlrm-8rank/dlrm_eg_{rank}.json.gz"
+  --kineto "$t/kineto/param-dlrm-8rank/worker{rank}_step_12.*.pt.trace.json.gz" --predict-ranks 64)
+fit=(--fit "allreduce=2x8:$d/gj-aion-h100-ib400-2nodes.txt" --fit "allreduce=4x8:$d/gj-aion-h100-ib400-4nodes.txt"
+  --fit "alltoall=2x8:$src/tests/data/nccltests_5_h100-2node-normalpair-alltoall-sendrecv.txt" --nvls)
+expect 0 "$cb" "${dlrm[@]}" "${fit[@]}"
+has "$out" "# replay predicted at 64 ranks (8 nodes of 8) from the trace's 8"
+has "$out" "# fit alltoall: P2P (10 points"
+has "$out" "allreduce          8->64      3      2485252         1799.0"
+has "$out" "alltoallv          8->64      4        64256         2967.0"
+has "$out" "# step at 64 ranks: 9549.3 us (rank 5): compute 6822.0 us as recorded, communication 2727.3 us = 28.6% of the step"
+expect 2 "$cb" "${dlrm[@]}" --fit "allreduce=2x8:$d/gj-aion-h100-ib400-2nodes.txt" \
+  --fit "allreduce=4x8:$d/gj-aion-h100-ib400-4nodes.txt" --nvls
+one_line_error "the trace has alltoall"
+expect 2 "$cb" "${dlrm[@]}" --fit "bcast=2x8:$d/gj-aion-h100-ib400-2nodes.txt"
+one_line_error "is not COLL=NODESxGPUS:FILE"
+expect 2 "$cb" "${dlrm[@]}"
+one_line_error "give --fit"
 
 # Bad inputs: one line, exit 2, nothing stored (the database keeps its 6 runs).
 one=(--log "18x4:$d/coreweave-gb200-nvl72-18nodes.txt" --db "$db")
