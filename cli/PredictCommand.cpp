@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -20,6 +21,7 @@
 #include "predict/TimeTable.h"
 #include "results/PredictedShare.h"
 #include "results/Store.h"
+#include "results/export/Export.h"
 #include "results/import/Import.h"
 
 namespace cb::cli {
@@ -35,6 +37,7 @@ struct PredictArgs {
   std::vector<std::string> logs, runs, measured;
   std::string label, db = "collbench.db", json;
   std::string saveLabel = "prediction";
+  std::string astraSim, simaiBusbw;  // the fit as the simulators' networks
   bool noDb = false;
   int nodes = 0, gpusPerNode = 0, ranks = 0, domainNodes = 1;
   bool nvls = false;
@@ -62,6 +65,40 @@ std::string describeFit(const predict::FittedAlgo& f, const std::vector<Point>& 
   return fmt::format("{}: {} point(s) at {}: {}; residuals {:+.1f}% .. {:+.1f}%",
                      predict::algoName(f.algo), f.points.size(), where.empty() ? "-" : where, terms,
                      f.lo * 100, f.hi * 100);
+}
+
+// The fit at a scale as the exporters' alpha-beta form (results/export, docs/EXPORT.md): alpha
+// the model's time of the algorithm it picks at `largest` bytes taken at 1 byte, busbw what the
+// rest of that time carries; the fit's points, sizes and residuals as its error.
+std::optional<AlphaBetaFit> simulatorFit(const predict::ScaleFit& fit, const Scale& s,
+                                         uint64_t largest, const std::string& linkClass) {
+  auto p = predict::predictAt(fit, s, largest);
+  if (!p) return std::nullopt;
+  const predict::FittedAlgo* algo = fit.find(p->algo);
+  auto alpha = predict::algoTimeUs(*algo, fit.coll, s, 1);
+  if (!alpha || !(p->timeUs > *alpha)) return std::nullopt;
+  AlphaBetaFit f;
+  f.linkClass = linkClass;
+  f.collective = std::string(predict::collName(fit.coll));
+  f.variant = fmt::format("predict:{}", predict::algoName(p->algo));
+  f.nranks = s.ranks();
+  f.nodes = s.ncclNodes();
+  f.points = static_cast<int>(algo->points.size());
+  f.minBytes = f.maxBytes = largest;
+  for (size_t i : algo->points) {
+    f.minBytes = std::min<uint64_t>(f.minBytes, fit.points[i].bytes);
+    f.maxBytes = std::max<uint64_t>(f.maxBytes, fit.points[i].bytes);
+  }
+  f.alphaUs = *alpha;
+  f.busGbps = static_cast<double>(largest) * predict::busFactor(fit.coll, s.ranks()) /
+              (p->timeUs - *alpha) / 1e3;
+  double sq = 0;
+  for (double r : algo->residuals) {
+    sq += r * r;
+    f.maxRelError = std::max(f.maxRelError, std::abs(r));
+  }
+  f.rmsRelError = algo->residuals.empty() ? 0 : std::sqrt(sq / algo->residuals.size());
+  return f;
 }
 
 // A prediction is a run of source "predict" at the target's world size: `run` and `import` at
@@ -107,6 +144,8 @@ int runPredict(const PredictArgs& a) {
   if (a.domainNodes < 1) throw UsageError("predict: --domain-nodes must be 1 or more");
   if (a.netBusbw < 0) throw UsageError("predict: --net-busbw must be positive");
   if (!a.json.empty()) checkOutputPath(a.json, "--json");
+  if (!a.astraSim.empty()) checkOutputPath(a.astraSim, "--astra-sim");
+  if (!a.simaiBusbw.empty()) checkOutputPath(a.simaiBusbw, "--simai-busbw");
   struct Source {
     std::optional<Scale> scale;
     std::string what;
@@ -335,6 +374,21 @@ int runPredict(const PredictArgs& a) {
     doc["median_abs_error_ge_1GiB"] = med;
   }
   if (!a.json.empty()) writeOutputFile(a.json, doc.dump(2) + "\n", "--json");
+  if (!a.astraSim.empty() || !a.simaiBusbw.empty()) {
+    std::vector<AlphaBetaFit> nets;
+    Scale node = target;
+    node.nodes = std::min(target.nodes, target.domainNodes);  // one NVLink domain
+    const uint64_t largest = *sizes.rbegin();
+    if (auto f = simulatorFit(fit, node, largest, "nvlink")) nets.push_back(*f);
+    if (target.ncclNodes() > 1) {
+      if (auto f = simulatorFit(fit, target, largest, "network")) nets.push_back(*f);
+    }
+    if (nets.empty()) throw UsageError("predict: the fit gives no network for the simulators");
+    if (!a.astraSim.empty()) writeOutputFile(a.astraSim, astraSimNetworkYaml(nets), "--astra-sim");
+    if (!a.simaiBusbw.empty()) {
+      writeOutputFile(a.simaiBusbw, simaiBusbwYaml(nets), "--simai-busbw");
+    }
+  }
   if (!a.noDb) storePrediction(a, target, doc, stored);
   return 0;
 }
@@ -372,6 +426,11 @@ void setupPredictCommand(CLI::App* sub, Action& action) {
   sub->add_option("--measured", args->measured,
                   "FILE measured at the target scale, shown beside the prediction (not fitted)");
   sub->add_option("--json", args->json, "Write the fit and the prediction as JSON");
+  sub->add_option("--astra-sim", args->astraSim,
+                  "Write the fit at the target as ASTRA-sim's analytical network YAML (a node's "
+                  "NVLink dimension, the network's)");
+  sub->add_option("--simai-busbw", args->simaiBusbw,
+                  "Write the fit at the target as SimAI's busbw.yaml");
   sub->add_flag("--no-db", args->noDb, "Do not store the prediction");
   sub->add_option("--save-label", args->saveLabel, "Label of the stored prediction")
       ->capture_default_str();

@@ -26,6 +26,17 @@ has "$out" "# median |error| at >= 1 GiB: 3.0% over 5 size(s)"
 has "$out" "# stored as prediction run 1 (1440 ranks, label prediction)"
 has "$(cat "$tmp/p.json")" '"median_abs_error_ge_1GiB"'
 has "$(cat "$tmp/p.json")" '"algo": "NVLSTree"'
+# The fit as the simulators' networks: ASTRA-sim's dimensions (one NVLink domain of 72, the 20
+# domains' network) and SimAI's busbw.yaml (TP inside the domain, DP and EP across).
+expect 0 "$cb" "${cw[@]}" --no-db --astra-sim "$tmp/astra.yml" --simai-busbw "$tmp/busbw.yaml"
+astra=$(cat "$tmp/astra.yml")
+has "$astra" "npus_count: [ 72, 20 ]"
+has "$astra" "# network: allreduce predict:NVLSTree on 1440 ranks, 6 sizes"
+has "$(cat "$tmp/busbw.yaml")" "DP:
+allreduce,: 410.175"
+expect 2 "$cb" "${cw[@]}" --no-db --astra-sim "$tmp"
+one_line_error "--astra-sim"
+
 # The measured log at that scale, imported: its share of the stored prediction (median of the
 # measured / predicted busbw of its 6 sizes: 0.87 .. 1.03).
 expect 0 "$cb" import "$d/coreweave-gb200-nvl72-360nodes.txt" --collective allreduce \
