@@ -45,7 +45,7 @@ struct ReplayCliOptions {
   std::string stat = "median";
   std::string json;
   MeasureOptions measure;  // -T, --db, --no-db, --label, --np, --bind, --strict
-  ReplayPredictFlags predict;
+  ScalePredictFlags predict;
 };
 
 double gapScale(const std::string& g) {

@@ -36,7 +36,7 @@ struct KindRow {
 
 }  // namespace
 
-void ReplayPredictFlags::add(CLI::App* sub) {
+void ScalePredictFlags::add(CLI::App* sub) {
   sub->add_option("--predict-ranks", ranks,
                   "Predict the step at this many ranks from the scale model (no replay; "
                   "docs/PREDICT.md)")
@@ -56,39 +56,61 @@ void ReplayPredictFlags::add(CLI::App* sub) {
       ->check(CLI::PositiveNumber);
 }
 
-int predictReplayStep(const replay::TraceSet& set, int world, const ReplayPredictFlags& f) {
+ScaleModels loadScaleModels(const ScalePredictFlags& f, std::string_view where) {
   if (f.fits.empty()) {
-    throw UsageError("replay --predict-ranks: give --fit COLL=NODESxGPUS:FILE for the model");
+    throw UsageError(fmt::format("{}: give --fit COLL=NODESxGPUS:FILE for the model", where));
   }
   std::map<Coll, std::vector<predict::Point>> points;
-  int gpn = f.gpusPerNode;
+  ScaleModels m;
+  m.gpusPerNode = f.gpusPerNode;
+  m.domainNodes = f.domainNodes;
   for (const std::string& spec : f.fits) {
     const size_t eq = spec.find('=');
     const auto coll =
         eq == std::string::npos ? std::nullopt : predict::parseColl(spec.substr(0, eq));
     if (!coll) {
       throw UsageError(
-          fmt::format("replay: --fit '{}' is not COLL=NODESxGPUS:FILE (COLL: allreduce, allgather, "
+          fmt::format("{}: --fit '{}' is not COLL=NODESxGPUS:FILE (COLL: allreduce, allgather, "
                       "reduce_scatter or alltoall)",
-                      spec));
+                      where, spec));
     }
     auto [scale, file] = splitScale(spec.substr(eq + 1), f.domainNodes, false, "--fit");
     readPoints(file, *scale, *coll, points[*coll]);
-    if (gpn == 0) gpn = scale->gpusPerNode;
+    if (m.gpusPerNode == 0) m.gpusPerNode = scale->gpusPerNode;
   }
   predict::ClusterTraits traits;
   traits.nvls = f.nvls;
   if (f.netBusbw > 0) traits.netBusbwGBps = f.netBusbw;
-  std::map<Coll, predict::ScaleFit> fits;
-  for (auto& [coll, pts] : points) fits.emplace(coll, predict::fitScaleModel(coll, pts, traits));
-  auto scaleOf = [&](int k) {
-    predict::Scale s;
-    s.gpusPerNode = std::min(k, gpn);
-    s.nodes = (k + s.gpusPerNode - 1) / s.gpusPerNode;
-    s.domainNodes = f.domainNodes;
-    return s;
-  };
+  for (auto& [coll, pts] : points) m.fits.emplace(coll, predict::fitScaleModel(coll, pts, traits));
+  return m;
+}
 
+predict::Scale ScaleModels::scaleOf(int k) const {
+  predict::Scale s;
+  s.gpusPerNode = std::min(k, gpusPerNode);
+  s.nodes = (k + s.gpusPerNode - 1) / s.gpusPerNode;
+  s.domainNodes = domainNodes;
+  return s;
+}
+
+std::optional<double> ScaleModels::callUs(std::string_view coll, int k, uint64_t bytes,
+                                          std::string_view where) const {
+  const auto c = coll == "alltoallv" ? std::optional(Coll::kAllToAll) : predict::parseColl(coll);
+  if (!c || k < 2) return std::nullopt;
+  auto fit = fits.find(*c);
+  if (fit == fits.end()) {
+    throw UsageError(fmt::format("{}: the step has {} calls: give --fit {}=NODESxGPUS:FILE", where,
+                                 coll, predict::collName(*c)));
+  }
+  auto p = predict::predictAt(fit->second, scaleOf(k), std::max<uint64_t>(bytes, 1));
+  if (!p) throw UsageError(fmt::format("{}: {}", where, predict::whyNot(fit->second, scaleOf(k))));
+  return p->timeUs;
+}
+
+int predictReplayStep(const replay::TraceSet& set, int world, const ScalePredictFlags& f) {
+  const ScaleModels models = loadScaleModels(f, "replay --predict-ranks");
+  const auto& fits = models.fits;
+  auto scaleOf = [&](int k) { return models.scaleOf(k); };
   std::map<std::string, KindRow> rows;  // rank 0's ops per kind
   double stepUs = -1, commUs = 0, computeUs = 0;
   int slowest = 0;
@@ -104,21 +126,13 @@ int predictReplayStep(const replay::TraceSet& set, int world, const ReplayPredic
       KindRow& row = rows[std::string(replay::opKindName(op.kind))];
       double t = std::max(op.recordedUs, 0.0);
       const auto coll = modelled(op.kind);
-      if (coll && k2 > 1) {
-        auto fit = fits.find(*coll);
-        if (fit == fits.end()) {
-          throw UsageError(fmt::format(
-              "replay --predict-ranks: the trace has {} ops: give --fit {}=NODESxGPUS:FILE",
-              replay::opKindName(op.kind), predict::collName(*coll)));
-        }
-        // nccl-tests' size S: an allgather's is the whole output, every other the buffer.
-        uint64_t bytes = std::max<uint64_t>(op.bytes(), 1);
-        if (*coll == Coll::kAllGather) bytes *= static_cast<uint64_t>(k2);
-        auto p = predict::predictAt(fit->second, scaleOf(k2), bytes);
-        if (!p) {
-          throw UsageError("replay --predict-ranks: " + predict::whyNot(fit->second, scaleOf(k2)));
-        }
-        t = p->timeUs;
+      // nccl-tests' size S: an allgather's is the whole output, every other the buffer.
+      uint64_t bytes = op.bytes();
+      if (coll == Coll::kAllGather) bytes *= static_cast<uint64_t>(k2);
+      if (auto predicted =
+              coll ? models.callUs(predict::collName(*coll), k2, bytes, "replay --predict-ranks")
+                   : std::nullopt) {
+        t = *predicted;
       } else if (r == 0) {
         row.kept = true;
       }

@@ -2,7 +2,8 @@
 # `collbench predict` (docs/PREDICT.md) on the published multi-scale sets of tests/data/scaling:
 # fitted on the small scales it predicts the largest, prints the measured figure and the median
 # error at >= 1 GiB, writes JSON, stores the prediction; `import` of the measured log at that
-# scale then says how it compares; `replay --predict-ranks` predicts a recorded step at 64 ranks;
+# scale then says how it compares; `replay --predict-ranks` predicts a recorded step at 64 ranks,
+# `proxy --predict-ranks` a proxy's step;
 # bad inputs exit 2 with one line and store nothing.
 # Usage: predict.sh /path/to/collbench
 set -uo pipefail
@@ -87,11 +88,26 @@ has "$out" "alltoallv          8->64      4        64256         2967.0"
 has "$out" "# step at 64 ranks: 9549.3 us (rank 5): compute 6822.0 us as recorded, communication 2727.3 us = 28.6% of the step"
 expect 2 "$cb" "${dlrm[@]}" --fit "allreduce=2x8:$d/gj-aion-h100-ib400-2nodes.txt" \
   --fit "allreduce=4x8:$d/gj-aion-h100-ib400-4nodes.txt" --nvls
-one_line_error "the trace has alltoall"
+one_line_error "the step has alltoall calls"
 expect 2 "$cb" "${dlrm[@]}" --fit "bcast=2x8:$d/gj-aion-h100-ib400-2nodes.txt"
 one_line_error "is not COLL=NODESxGPUS:FILE"
 expect 2 "$cb" "${dlrm[@]}"
 one_line_error "give --fit"
+
+# A proxy step at 64 ranks: DP's gradient buckets at 64 ranks from the H100 allreduce fit, the
+# compute as the proxy measured it here (timing: only its presence is checked).
+h100=(--fit "allreduce=2x8:$d/gj-aion-h100-ib400-2nodes.txt" --fit "allreduce=4x8:$d/gj-aion-h100-ib400-4nodes.txt" --nvls)
+proxy=(proxy dp --np 2 --model bert-large --layers 2 --steps 2 -w 1 --no-db --predict-ranks 64)
+expect 0 "$cb" "${proxy[@]}" "${h100[@]}"
+has "$out" "# predicted at 64 ranks: dp allreduce on 64 ranks, 16781312 B x 1: 435.6 us"
+has "$out" "# predicted step at 64 ranks: "
+has "$out" "% of the step (no overlap assumed)"
+# Without a fit, or a fit that cannot reach 64 ranks, nothing is measured.
+expect 2 "$cb" "${proxy[@]}"
+one_line_error "give --fit"
+hasnt "$out" "# verification"
+expect 2 "$cb" "${proxy[@]}" --fit "allreduce=1x2:$src/tests/data/nccltests_6_2080ti-pcie-nop2p-2gpu-g2-allreduce.txt"
+one_line_error "--net-busbw"
 
 # Bad inputs: one line, exit 2, nothing stored (the database keeps its 6 runs).
 one=(--log "18x4:$d/coreweave-gb200-nvl72-18nodes.txt" --db "$db")
