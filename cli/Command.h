@@ -57,6 +57,10 @@ struct RunFilterFlags {
   }
 };
 
+// A benchmark log's text for the importers (cli/ImportCommand.cpp): at most kMaxImportFileBytes,
+// no NUL bytes, no line longer than the importers take; UsageError "import: FILE: ..." otherwise.
+std::string readLogFile(const std::string& path);
+
 void setupRunCommand(CLI::App* sub, Action& action);
 void setupListCommand(CLI::App* sub, Action& action);
 void setupRunsCommand(CLI::App* sub, Action& action);
@@ -73,5 +77,6 @@ void setupProxyCommand(CLI::App* sub, Action& action);
 void setupTopoCommand(CLI::App* sub, Action& action);
 void setupDiagCommand(CLI::App* diag, Action& action);
 void setupReplayCommand(CLI::App* sub, Action& action);
+void setupPredictCommand(CLI::App* sub, Action& action);
 
 }  // namespace cb::cli

@@ -60,6 +60,11 @@ const CommandRow kCommands[] = {
      "per rank) op by op on this world; per op kind and size times, recorded vs replayed; "
      "stored",
      setupReplayCommand},
+    {"predict",
+     "Predict a bigger cluster from runs at small scale: NCCL's cost structure fitted by least "
+     "squares on time; per size time, algbw, busbw with a band, the algorithm, the measured "
+     "figure beside",
+     setupPredictCommand},
 };
 
 }  // namespace

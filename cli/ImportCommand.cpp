@@ -22,6 +22,7 @@
 #include "core/DataType.h"
 #include "core/Error.h"
 #include "core/Text.h"
+#include "results/PredictedShare.h"
 #include "results/Store.h"
 #include "results/import/Import.h"
 #include "results/import/ImportSupport.h"
@@ -41,11 +42,13 @@ struct ImportArgs {
   std::string topology;  // the machine the logs ran on, to judge them against its bound
 };
 
+}  // namespace
+
 // Reads at most kMaxImportFileBytes (a log larger than that is refused, and /dev/zero or a
 // device stops at the first chunk: NUL bytes are not text). A line longer than the importers
 // take (kMaxImportLineBytes, or kMaxImportJsonBytes in JSON) is refused as soon as it is read, so
 // a 100 MB line costs one chunk of memory, not the file.
-std::string readFile(const std::string& path) {
+std::string readLogFile(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {
     throw UsageError(fmt::format("import: {}: cannot read ({})", path, std::strerror(errno)));
@@ -88,6 +91,8 @@ std::string readFile(const std::string& path) {
   if (std::ferror(f)) throw UsageError(fmt::format("import: {}: read error", path));
   return text;
 }
+
+namespace {
 
 // "allreduce" or "alltoall,sendrecv": the collectives of a run in the order measured.
 std::string collectivesOf(const ImportedRun& run) {
@@ -163,7 +168,7 @@ int runImport(const ImportArgs& args) {
     if (!args.op.empty()) options.op = args.op;
     options.importedAt = now;
     try {
-      for (auto& run : parseImport(readFile(file), format, options)) {
+      for (auto& run : parseImport(readLogFile(file), format, options)) {
         judgeImport(run, machine ? &*machine : nullptr, args.topology);
         parsed.push_back({file, std::move(run)});
       }
@@ -207,6 +212,9 @@ int runImport(const ImportArgs& args) {
       throw;
     }
     fmt::print("imported run {}: {}\n", id, describe(p.run, p.file));
+    for (const auto& share : predictedShares(store, p.run.run.worldSize, p.run.results, id)) {
+      fmt::print("  {}\n", predictedShareLine(share));
+    }
     for (const auto& note : p.run.notes) {
       // What was inferred is said where the user looks (the rest is in `collbench show`).
       if (note.find("inferred") != std::string::npos || startsWith(note, "verdict ")) {

@@ -4,17 +4,22 @@
 // samples = per-step times) so runs/show/compare/gate treat a step like a collective, and the
 // whole document (calls, timeline, scaling) attached to the run for `report` (the records and the
 // document: adapters/ProxyRecords.h).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "adapters/ProxyRecords.h"
 #include "bench/Peak.h"
 #include "cli/Command.h"
 #include "cli/ProxyFlags.h"
+#include "cli/ReplayPredict.h"
 #include "cli/Validate.h"
 #include "core/Interrupt.h"
 #include "core/OutputFile.h"
+#include "predict/ScaleModel.h"
 #include "topology/LinkBounds.h"
 #include "training_proxies/ProxyPeak.h"
 #include "training_proxies/ProxyReport.h"
@@ -24,11 +29,47 @@ namespace {
 
 using namespace cb::proxy;
 
+// The step at M ranks: each call of the step planned there at the model's time, a call the
+// model has not (pipeline sends) at what it measured here, compute as measured here; no overlap.
+void printPredictedStep(std::FILE* out, const ScaleModels& models,
+                        const std::vector<CallStat>& atScale, const ProxyRun& run, int ranks) {
+  double commUs = 0;
+  for (const CallStat& call : atScale) {
+    double us = 0;
+    if (auto t = models.callUs(call.coll, call.nranks, call.bytes, "proxy --predict-ranks")) {
+      us = *t;
+    } else {
+      for (const CallStat& m : run.calls)
+        if (m.group == call.group && m.coll == call.coll) us = m.seconds * 1e6;
+    }
+    commUs += us * call.callsPerStep;
+    fmt::print(out, "# predicted at {} ranks: {} {} on {} ranks, {} B x {}: {:.1f} us{}\n", ranks,
+               call.group, call.coll, call.nranks, call.bytes, call.callsPerStep, us,
+               predict::parseColl(call.coll) ? "" : " (as measured here)");
+  }
+  const double computeUs = run.compute * 1e6;
+  const double stepUs = computeUs + commUs;
+  fmt::print(out,
+             "# predicted step at {} ranks: {:.1f} us: compute {:.1f} us as measured here, "
+             "communication {:.1f} us = {:.1f}% of the step (no overlap assumed)\n",
+             ranks, stepUs, computeUs, commUs, stepUs > 0 ? commUs / stepUs * 100 : 0.0);
+}
+
 int doProxy(const ProxyCliOptions& c) {
   ProxyOptions o = toProxyOptions(c);  // bad input fails here, before any rank starts
   checkDbPath(c.measure.db, c.measure.noDb);
   checkLabel(c.measure.label);
   if (!c.json.empty()) checkOutputPath(c.json, "--json");
+  // --predict-ranks: the fits read and the step planned at M ranks before anything is measured,
+  // so a bad log, a layout that does not fit M or a call the fits cannot reach exits 2 here.
+  std::optional<ScaleModels> models;
+  std::vector<CallStat> atScale;
+  if (c.predict.ranks > 0) {
+    models = loadScaleModels(c.predict, "proxy --predict-ranks");
+    atScale = planStep(o, c.predict.ranks, 0);
+    for (const CallStat& call : atScale)
+      (void)models->callUs(call.coll, call.nranks, call.bytes, "proxy --predict-ranks");
+  }
   const SessionOptions session = c.measure.session();
   return runMeasuringCommand(session, [&](RunSession& s) {
     // Checks that need the world size; every rank fails alike (rank 0 prints the one line).
@@ -65,6 +106,7 @@ int doProxy(const ProxyCliOptions& c) {
     }
     std::fputs(proxyCopyPeakLine(copy, s.team().size()).c_str(), out);
     printProxyResult(out, o, res);
+    if (models) printPredictedStep(out, *models, atScale, res.runs.back(), c.predict.ranks);
     const ProxyOutputs stored = proxyOutputs(o, res, s.runId());
     if (!c.json.empty()) {
       writeOutputFile(c.json, stored.json + "\n", "--json");
@@ -165,6 +207,7 @@ void setupProxyCommand(CLI::App* sub, Action& action) {
   sub->add_option("--json", o->json, "Write metrics, calls, timeline and scaling to this file");
   addMeasureOptions(sub, o->measure, "wait",
                     "Ranks of the local world (threads; default: cores, at least 2)");
+  o->predict.add(sub);
   runOnParse(sub, action, o, doProxy);
 }
 

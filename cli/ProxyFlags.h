@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/MeasureOptions.h"
+#include "cli/ReplayPredict.h"
 #include "training_proxies/Proxy.h"
 
 namespace cb::cli {
@@ -43,7 +44,8 @@ struct ProxyCliOptions {
   int predictRanksPerNode = 0;
   double interNodeUs = 0, interNodeGbps = 0;
   std::string json;
-  MeasureOptions measure;  // -T, --db, --no-db, --label, --np, --bind, --strict
+  MeasureOptions measure;     // -T, --db, --no-db, --label, --np, --bind, --strict
+  ScalePredictFlags predict;  // --predict-ranks M: the step at M ranks from the scale model
 };
 
 // UsageError, with the first bad flag's one line, before any rank starts.

@@ -15,6 +15,7 @@
 #include "bench/MemoryFit.h"
 #include "cli/Command.h"
 #include "cli/MeasureOptions.h"
+#include "cli/ReplayPredict.h"
 #include "cli/Validate.h"
 #include "collectives/mpi/MpiWorld.h"
 #include "core/Error.h"
@@ -44,6 +45,7 @@ struct ReplayCliOptions {
   std::string stat = "median";
   std::string json;
   MeasureOptions measure;  // -T, --db, --no-db, --label, --np, --bind, --strict
+  ScalePredictFlags predict;
 };
 
 double gapScale(const std::string& g) {
@@ -118,6 +120,14 @@ int doReplay(const ReplayCliOptions& c) {
   } catch (const UsageError&) {
     if (!mpi) throw;
     loadError = std::current_exception();
+  }
+  if (c.predict.ranks > 0) {
+    // A model, not a replay: no world, nothing stored.
+    if (loadError) std::rethrow_exception(loadError);
+    int world = c.ranks > 0 ? c.ranks : naturalWorldSize(loaded);
+    if (world == 0) throw UsageError("the trace does not say its world size: give --ranks N");
+    fitToWorld(loaded, world, c.ranks, c.scaleSize);
+    return predictReplayStep(loaded, world, c.predict);
   }
   if (c.dryRun) {
     if (loadError) std::rethrow_exception(loadError);  // no world: one process reports
@@ -201,6 +211,7 @@ void setupReplayCommand(CLI::App* sub, Action& action) {
                   "Transport of hand-written variants and pairwise exchanges (default: fastest)");
   sub->add_option("--stat", o->stat, "Statistic: median mean min max p99")->capture_default_str();
   sub->add_option("--json", o->json, "Also write the summary (rows, timeline) to this file");
+  o->predict.add(sub);
   addMeasureOptions(sub, o->measure, "wait",
                     "Ranks of the local world (threads; default: the trace's ranks)");
   runOnParse(sub, action, o, doReplay);

@@ -170,6 +170,12 @@ std::vector<std::pair<double, double>> RunSession::storedRoundTrips(int limit) {
   return out;
 }
 
+std::vector<PredictedShare> RunSession::predictedShares() {
+  std::lock_guard lock(storeMutex_);
+  if (!store_ || !begun_) return {};
+  return cb::predictedShares(*store_, record_.worldSize, store_->results(runId_), runId_);
+}
+
 RunSession::~RunSession() { setInterruptHook({}); }
 
 void RunSession::endRun(RunStatus status) {
@@ -220,6 +226,9 @@ int runMeasuringCommand(const SessionOptions& o,
     session.endRun(outcome.interrupted ? RunStatus::kInterrupted : RunStatus::kOk);
     if (session.begun() && !session.dbPath().empty()) {
       fmt::print("# stored as run {} in {}\n", session.runId(), session.dbPath());
+      for (const auto& share : session.predictedShares()) {
+        fmt::print("# {}\n", predictedShareLine(share));
+      }
     }
     if (outcome.interrupted) {
       printInterruptLineOnce(fmt::format("interrupted by signal {}", interruptSignal()));

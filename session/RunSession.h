@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collectives/Team.h"
+#include "results/PredictedShare.h"
 #include "results/Records.h"
 #include "results/Store.h"
 #include "session/Slurm.h"
@@ -85,6 +86,9 @@ class RunSession {
   // the newest `limit` runs stored ok in this environment (its fingerprint) other than this
   // one; empty without a database.
   std::vector<std::pair<double, double>> storedRoundTrips(int limit);
+  // This run against the newest stored prediction at its world size, per collective (rank 0,
+  // after the run is stored; empty without one).
+  std::vector<PredictedShare> predictedShares();
 
  private:
   SessionOptions o_;

@@ -2,7 +2,7 @@
 # Every JSON document collbench writes validates against its schema in docs/schema/ (JSON Schema
 # draft 2020-12, checked with python3-jsonschema): run --json, export runs/results/samples as JSON
 # and JSON lines (a collbench run and an imported one), diag links --json, proxy --json,
-# replay --json.
+# replay --json, predict --json.
 # Usage: json_schemas.sh /path/to/collbench
 set -uo pipefail
 cb=${1:?usage: json_schemas.sh COLLBENCH}
@@ -57,6 +57,11 @@ expect 0 "$cb" replay "$src/tests/data/traces/pytorch-et/param-dlrm-8rank/dlrm_e
   --kineto "$src/tests/data/traces/kineto/param-dlrm-8rank/worker{rank}_step_12.*.pt.trace.json.gz" \
   -n 2 -w 1 --db "$db" --json "$tmp/replay.json"
 validate replay.v1.schema.json "$tmp/replay.json" doc
+# A prediction: its document, and the run it stores (world kind "predicted") in the exports below.
+expect 0 "$cb" predict allreduce --log "2x8:$src/tests/data/scaling/gj-aion-h100-ib400-2nodes.txt" \
+  --log "4x8:$src/tests/data/scaling/gj-aion-h100-ib400-4nodes.txt" --nvls --nodes 8 \
+  --measured "$src/tests/data/scaling/gj-aion-h100-ib400-8nodes.txt" --db "$db" --json "$tmp/predict.json"
+validate predict.v1.schema.json "$tmp/predict.json" doc
 
 for what in runs results samples; do
   schema=$what.v1.schema.json

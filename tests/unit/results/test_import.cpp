@@ -246,6 +246,22 @@ TEST(ImportNcclTests, OldFormatResidualsAreNotFailures) {
   EXPECT_DOUBLE_EQ(find(run, 8589934592ull, "in").busbw.value(), 123.57);
 }
 
+// A published excerpt keeping only the last device line ("# Rank 71 ... device 3") states no
+// world of 1: the world is not taken from the lines, so busbw / algbw gives it (72, as
+// 2 x 71 / 72 = 1.972), or --world-size does
+// (tests/data/scaling/coreweave-gb200-nvl72-18nodes.txt: one rack, 72 ranks).
+TEST(ImportNcclTests, RankLinesCutToTheLastAreNotTheWorld) {
+  const std::string text = readText(std::string(CB_SOURCE_DIR) +
+                                    "/tests/data/scaling/coreweave-gb200-nvl72-18nodes.txt");
+  ImportedRun run = onlyRun(importText(text, coll("allreduce")));
+  EXPECT_EQ(run.run.worldSize, 72);
+  for (const auto& r : run.results) EXPECT_EQ(r.nranks, 72);
+  run = onlyRun(importText(text, Opt{"allreduce", 72, ImportFormat::kAuto}));
+  EXPECT_EQ(run.run.worldSize, 72);
+  EXPECT_EQ(run.results.front().nranks, 72);
+  EXPECT_NE(errorOf([&] { importText(text, Opt{"allreduce", 144, ImportFormat::kAuto}); }), "");
+}
+
 TEST(ImportNcclTests, TwoConcatenatedTestsGiveTwoRuns) {
   auto slow = importSample("nccltests_4_h100-2node-slowpair-alltoall-sendrecv.txt");
   ASSERT_EQ(slow.size(), 2u);
