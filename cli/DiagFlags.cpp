@@ -73,7 +73,7 @@ KindReferences minimumReferences(const std::vector<std::string>& minimums) {
       kind = head.substr(0, slash);
       head = head.substr(slash + 1);
     }
-    ReferenceFigure f;
+    FleetReference f;
     f.series.collective = collectiveName(parseCollective(head));
     f.bytes = parseSize(text.substr(at + 1, eq - at - 1));
     double gbps = 0;

@@ -28,9 +28,9 @@ bool seriesMatch(const FleetSeries& ref, const FleetSeries& s) {
 }
 
 // The references of `kind` and of every kind ("") at a point.
-std::vector<const ReferenceFigure*> referencesAt(const KindReferences& refs,
+std::vector<const FleetReference*> referencesAt(const KindReferences& refs,
                                                  const std::string& kind, const PointKey& key) {
-  std::vector<const ReferenceFigure*> out;
+  std::vector<const FleetReference*> out;
   for (const std::string& k : {kind, std::string()}) {
     auto it = refs.find(k);
     if (it == refs.end()) continue;
@@ -96,7 +96,7 @@ FleetReport judgeFleet(const std::vector<FleetNode>& nodes, const FleetOptions& 
         row.from = "fleet";
         ++fromFleet;
       } else {
-        for (const ReferenceFigure* r : referencesAt(references, kind, key)) {
+        for (const FleetReference* r : referencesAt(references, kind, key)) {
           if (r->median > 0) {
             row.median = r->median;
             row.spread = r->spread;
@@ -142,7 +142,7 @@ FleetReport judgeFleet(const std::vector<FleetNode>& nodes, const FleetOptions& 
       e.series = key.first;
       e.bytes = key.second;
       e.value = v;
-      for (const ReferenceFigure* r : referencesAt(references, n.kind, key)) {
+      for (const FleetReference* r : referencesAt(references, n.kind, key)) {
         if (r->minimum > 0 && v < r->minimum) e.minimum = r->minimum;
       }
       auto b = baseline.find({n.kind, key});
@@ -381,7 +381,7 @@ KindReferences referencesFromBaseline(const std::string& json, const std::string
   KindReferences refs;
   for (const auto& row : j["rows"]) {
     try {
-      ReferenceFigure f;
+      FleetReference f;
       f.series = {row.at("collective").get<std::string>(), row.at("variant").get<std::string>(),
                   row.at("placement").get<std::string>()};
       f.bytes = row.at("bytes").get<uint64_t>();

@@ -45,7 +45,7 @@ struct FleetNode {
 
 // A reference figure for a node kind at one point: a saved baseline's median and spread, a
 // health check's minimum, or (the seam for the reference table) a published figure.
-struct ReferenceFigure {
+struct FleetReference {
   FleetSeries series;
   uint64_t bytes = 0;
   double median = 0;   // GB/s, 0: none
@@ -55,7 +55,7 @@ struct ReferenceFigure {
   std::string source;
 };
 // By node kind ("" applies to every kind).
-using KindReferences = std::map<std::string, std::vector<ReferenceFigure>>;
+using KindReferences = std::map<std::string, std::vector<FleetReference>>;
 
 struct FleetOptions {
   double k = 3.5;                  // robust z beyond which a point is out
@@ -99,7 +99,7 @@ struct FleetReport {
   int outliers() const;
 };
 
-// `references`: optional reference figures per kind (see ReferenceFigure).
+// `references`: optional reference figures per kind (see FleetReference).
 FleetReport judgeFleet(const std::vector<FleetNode>& nodes, const FleetOptions& options,
                        const KindReferences& references = {});
 

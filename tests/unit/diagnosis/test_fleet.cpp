@@ -82,7 +82,7 @@ TEST(Fleet, KindsAreJudgedApartAndMinimumsApply) {
       << r.notes.front();
   // A100's minimum at 128 MiB (busbw 85 there): both fall below 90; the H100s are untouched.
   KindReferences refs;
-  ReferenceFigure min;
+  FleetReference min;
   min.series.collective = "allreduce";
   min.bytes = 128ull << 20;
   min.minimum = 90;
