@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bench/Sweep.h"
+#include "core/Size.h"
 
 namespace cb {
 
@@ -17,7 +18,7 @@ struct MemoryNeed {
   uint64_t buffers = 0;       // send + receive buffers (pool), per rank
   uint64_t verification = 0;  // host staging, expected output and poison, per rank
   uint64_t scratch = 0;       // the largest scratch of a selected hand-written algorithm
-  uint64_t perRank() const { return buffers + verification + scratch; }
+  uint64_t perRank() const { return saturatingAdd(saturatingAdd(buffers, verification), scratch); }
 };
 
 class SweepPlan;
