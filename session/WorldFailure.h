@@ -5,7 +5,8 @@
 // MPI_Abort, which ends every rank of the job; errors every rank meets alike (bad options, a
 // missing capability, an interrupt forwarded to all) finalize normally, under a watchdog that
 // ends the process if finalizing does not return within a few seconds. After a wait gave up on a
-// signal (core/Interrupt.h) a rank leaves without MPI_Finalize, exit 130: a call may be in flight.
+// signal (core/Interrupt.h) a rank leaves without MPI_Finalize, exit 128 + N: a call may be in
+// flight.
 #pragma once
 
 #include <functional>
