@@ -691,15 +691,19 @@ int64_t fileSizeOrNone(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
 }
 
-// A read-only connection whose first read checks the file (checkIdentity). Throws SqliteError.
+// A connection that cannot change the database (query_only; with `params` "mode=ro..." or
+// "immutable=1" a read-only one) whose first read checks the file (checkIdentity). Throws
+// SqliteError.
 DbHandle connectForReading(const std::string& path, std::string_view params, int64_t& version) {
   sqlite3* raw = nullptr;
   const std::string uri = fileUri(path, params);
-  const int rc =
-      sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  const int flags =
+      (params.empty() ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_URI;
+  const int rc = sqlite3_open_v2(uri.c_str(), &raw, flags, nullptr);
   DbHandle db(raw);
   if (rc != SQLITE_OK) sql::fail(raw, rc, "cannot open");
   sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
+  sql::exec(db.get(), "PRAGMA query_only = 1");
   version = checkIdentity(db.get(), path);
   return db;
 }
@@ -721,12 +725,14 @@ Store Store::openForReading(const std::string& path) {
   int64_t version = 0;
   DbHandle db;
   try {
-    db = connectForReading(path, "mode=ro", version);
+    // Opened as a writer would be, so that as the last connection it removes the log and its
+    // index as a writer does (a read-only one leaves them beside the file), but query_only.
+    db = connectForReading(path, "", version);
   } catch (const SqliteError& e) {
     // A reader still sets up the log's shared index (-shm) beside the file, which fails on a full
     // disk (SQLite resizes it) or a read-only file system (it can't create it). What the file
-    // holds can still be read: all of it when the log is empty (immutable: no index, no locks),
-    // else through the index left beside it, read-only.
+    // holds can still be read, read-only: all of it when the log is empty (immutable: no index,
+    // no locks), else through the index left beside it.
     const std::string why = whyNotWritable(path);
     const int code = e.code();
     const bool besideUnwritable = code == SQLITE_IOERR || code == SQLITE_FULL ||

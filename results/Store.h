@@ -72,10 +72,11 @@ class Store {
   // Throws DatabaseError with one clear line: unwritable path, not a collbench database,
   // corrupt file, or a schema newer than this build.
   static Store open(const std::string& path, bool create = true);
-  // For the commands that only read (runs, show, export, db check, compare, history, report): a
-  // read-only connection, which also works on a full disk or a read-only file system (there
-  // without the log's shared index: the file alone when its log is empty). An older schema is
-  // migrated and dead runs reaped through a writing connection when one can be had.
+  // For the commands that only read (runs, show, export, db check, compare, history, report,
+  // gate): a connection that cannot change the database (query_only), which also works on a full
+  // disk or a read-only file system (there read-only, without the log's shared index: the file
+  // alone when its log is empty). An older schema is migrated and dead runs reaped through a
+  // writing connection when one can be had.
   static Store openForReading(const std::string& path);
   ~Store();
   Store(Store&&) noexcept;

@@ -314,8 +314,11 @@ cases.append((RUN + ["--inject-delay", "50q"], "a number of microseconds or one 
 for v in ["0s", "0ms", "8d"]:
     cases.append((with_opt(RUN, "-T", v), "-T"))
 # Sizes past what the memory estimate holds: 2^63 and 2^64 - 1 are refused, never wrapped.
-for v in ["9223372036854775808", "18446744073709551615", "8E", "15E"]:
-    cases.append((RUN[:4] + ["-b", v, "-e", v] + RUN[8:], "16 EiB"))
+# 2^63, 15 EiB, 2^64 - 4 (a whole number of floats) and 2^64 - 1.
+for v in ["9223372036854775808", "17293822569102704640", "18446744073709551612",
+          "18446744073709551615"]:
+    text = "" if v.endswith("5") else "16 EiB"
+    cases.append((RUN[:4] + ["-b", v, "-e", v] + RUN[8:], text))
     cases.append((with_opt(with_opt(P2P, "-b", v), "-e", v), "16 EiB"))
     for flag in ["-i", "--chunk", "--zero-copy"]:
         cases.append((with_opt(RUN, flag, v), ""))
