@@ -88,7 +88,8 @@ TEST(MemoryFit, SizesPastWhatTheEstimateHoldsAreRefusedNotWrapped) {
     }
   }
   EXPECT_EQ(cb::saturatingAdd(1ull << 63, 1ull << 63), cb::kSaturatedBytes);
-  EXPECT_EQ(cb::saturatingMul(3, 1ull << 62), cb::kSaturatedBytes);
+  EXPECT_EQ(cb::saturatingMul(5, 1ull << 62), cb::kSaturatedBytes);
+  EXPECT_EQ(cb::saturatingMul(3, 1ull << 62), 3ull << 62);
   EXPECT_EQ(cb::saturatingMul(0, ~0ull), 0u);
   EXPECT_EQ(cb::saturatingAdd(2, 3), 5u);
 }
