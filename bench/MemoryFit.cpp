@@ -42,7 +42,7 @@ uint64_t scratchBytes(const SweepPlan& plan, const CollArgs& args, int nranks, M
     if (a.unsupported && a.unsupported(nranks, args, ao)) continue;
     for (int rank : {0, nranks - 1}) {
       try {
-        most = std::max<uint64_t>(most, a.build(rank, nranks, args, ao).scratchCount * es);
+        most = std::max(most, saturatingMul(a.build(rank, nranks, args, ao).scratchCount, es));
       } catch (const std::exception&) {
         // An algorithm that can't build this point fails it at run time; it needs nothing here.
       }
@@ -94,12 +94,14 @@ MemoryNeed sweepMemoryPerRank(const SweepPlan& plan) {
     for (DataType t : o.dtypes) {
       CollArgs args{c, t, RedOp::kSum, 0, countForBytes(c, t, o.maxBytes, nranks)};
       const uint64_t es = dataTypeSize(t);
-      const uint64_t sb = sendCount(args, nranks) * es, rb = recvCount(args, nranks) * es;
+      // Saturating: sizes near 2^63 must add up to "more than 16 EiB", not wrap to nothing.
+      const uint64_t sb = saturatingMul(sendCount(args, nranks), es);
+      const uint64_t rb = saturatingMul(recvCount(args, nranks), es);
       const uint64_t big = std::max(sb, rb);
       // The pool: out of place a send and a receive buffer, in place one buffer of the larger;
       // the memcpy reference copies a send-sized buffer into another.
-      uint64_t buffers = o.outOfPlace ? sb + rb : big;
-      if (o.inPlace) buffers = std::max(buffers, big + (o.outOfPlace ? rb : 0));
+      uint64_t buffers = o.outOfPlace ? saturatingAdd(sb, rb) : big;
+      if (o.inPlace) buffers = std::max(buffers, saturatingAdd(big, o.outOfPlace ? rb : 0));
       // Verification works in chunks (bench/Verify.h): the input staged one chunk at a time,
       // and when checking, each of up to 8 threads holds a chunk of the output and one of the
       // expected values; host memory for device buffers too, but never copies of the buffers.
@@ -108,7 +110,7 @@ MemoryNeed sweepMemoryPerRank(const SweepPlan& plan) {
       const uint64_t workers = std::clamp<uint64_t>(chunks, 1, 8);
       uint64_t verification = o.checkRounds > 0 ? std::max(chunk, 2 * chunk * workers) : chunk;
       if (onHost) {
-        uint64_t host = o.reference ? std::max(buffers, 2 * sb) : buffers;
+        uint64_t host = o.reference ? std::max(buffers, saturatingMul(2, sb)) : buffers;
         need.buffers = std::max(need.buffers, host);
         need.scratch = std::max(need.scratch, scratchBytes(plan, args, nranks, MemoryKind::kHost));
       }
@@ -153,30 +155,37 @@ HostMemory readHostMemory() {
 
 void checkMemoryFit(const MemoryNeed& need, int ranksOnHost, const HostMemory& host,
                     uint64_t maxBytes) {
-  if (host.source.empty()) return;  // nothing known about this host: nothing to check against
+  // No GPU holds 16 EiB either, whether or not one is here to ask (checkDeviceMemoryFit).
+  if (need.devicePerRank() >= kSaturatedBytes) {
+    throw UsageError(
+        fmt::format("sizes up to {} (-e) need more than 16 EiB of GPU memory per rank; lower -e",
+                    formatSize(maxBytes)));
+  }
   const uint64_t perRank = need.perRank();
-  const uint64_t limit = std::numeric_limits<uint64_t>::max();
-  const uint64_t total = perRank > limit / static_cast<uint64_t>(std::max(ranksOnHost, 1))
-                             ? limit
-                             : perRank * ranksOnHost;
-  if (total <= host.availableBytes) return;
+  const uint64_t limit = kSaturatedBytes;
+  const uint64_t total = saturatingMul(perRank, static_cast<uint64_t>(std::max(ranksOnHost, 1)));
+  // Past 16 EiB no host can hold it, whatever is known about this one.
+  if (total < limit && (host.source.empty() || total <= host.availableBytes)) return;
+  // A figure that reached the saturated 2^64 - 1 is past what it can count.
+  auto bytes = [&](uint64_t b) {
+    return b == limit ? std::string("more than 16 EiB") : formatSize(b);
+  };
   throw UsageError(fmt::format(
       "sizes up to {} (-e) need about {} per rank (buffers {}, verification {}, scratch {}) x {} "
       "rank(s) on this host = {}, but only {} is available ({}); lower -e, -c 0 or the ranks",
-      formatSize(maxBytes), formatSize(perRank), formatSize(need.buffers),
-      formatSize(need.verification), formatSize(need.scratch), ranksOnHost,
-      total == limit ? std::string("more than 16 EiB") : formatSize(total),
-      formatSize(host.availableBytes), host.source));
+      formatSize(maxBytes), bytes(perRank), bytes(need.buffers), bytes(need.verification),
+      bytes(need.scratch), ranksOnHost, bytes(total),
+      host.source.empty() ? std::string("?") : formatSize(host.availableBytes),
+      host.source.empty() ? std::string("not known here") : host.source));
 }
 
 void checkDeviceMemoryFit(const MemoryNeed& need, int ranksOnDevice, uint64_t freeBytes,
                           const std::string& device, uint64_t maxBytes) {
   const uint64_t perRank = need.devicePerRank();
   if (perRank == 0) return;
-  const uint64_t limit = std::numeric_limits<uint64_t>::max();
-  const uint64_t ranks = static_cast<uint64_t>(std::max(ranksOnDevice, 1));
-  const uint64_t total = perRank > limit / ranks ? limit : perRank * ranks;
-  if (total <= freeBytes) return;
+  const uint64_t limit = kSaturatedBytes;
+  const uint64_t total = saturatingMul(perRank, static_cast<uint64_t>(std::max(ranksOnDevice, 1)));
+  if (total <= freeBytes && total < limit) return;
   throw UsageError(fmt::format(
       "sizes up to {} (-e) need about {} of GPU memory per rank (buffers {}, scratch {}){} = {}, "
       "but {} has {} free; lower -e",

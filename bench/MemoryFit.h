@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bench/Sweep.h"
+#include "core/Size.h"
 
 namespace cb {
 
@@ -22,8 +23,10 @@ struct MemoryNeed {
   // of host memory (checked against the host it was refused under a Slurm memory limit).
   uint64_t deviceBuffers = 0;
   uint64_t deviceScratch = 0;
-  uint64_t perRank() const { return buffers + verification + scratch; }  // host memory
-  uint64_t devicePerRank() const { return deviceBuffers + deviceScratch; }
+  uint64_t perRank() const {  // host memory
+    return saturatingAdd(saturatingAdd(buffers, verification), scratch);
+  }
+  uint64_t devicePerRank() const { return saturatingAdd(deviceBuffers, deviceScratch); }
 };
 
 class SweepPlan;

@@ -432,19 +432,21 @@ class Engine {
 
 }  // namespace
 
-void checkStepFactor(const SweepOptions& s) {
-  if (!std::isfinite(s.stepFactor)) {
-    throw UsageError(fmt::format("-f {} is not a number", s.stepFactor));
+void checkStepFactor(double factor, uint64_t minBytes, uint64_t maxBytes) {
+  if (!std::isfinite(factor)) throw UsageError(fmt::format("-f {} is not a number", factor));
+  if (factor < 1) {
+    throw UsageError(fmt::format("-f {} is below 1: the size grows by this factor", factor));
   }
-  if (s.stepFactor < 1) {
-    throw UsageError(fmt::format("-f {} is below 1: the size grows by this factor", s.stepFactor));
-  }
-  if (s.stepFactor == 1 && s.minBytes != s.maxBytes) {
+  if (factor == 1 && minBytes != maxBytes) {
     throw UsageError(fmt::format(
         "-f {} would never grow the size from -b {} to -e {}: use -f > 1, -i, or -b = -e for one "
         "size",
-        s.stepFactor, s.minBytes, s.maxBytes));
+        factor, minBytes, maxBytes));
   }
+}
+
+void checkStepFactor(const SweepOptions& s) {
+  checkStepFactor(s.stepFactor, s.minBytes, s.maxBytes);
 }
 
 const Registry& sweepRegistry(const SweepOptions& o) { return Registry::orBuiltin(o.registry); }

@@ -102,8 +102,9 @@ std::vector<const VariantInfo*> selectedVariants(const SweepOptions& o, Collecti
 // sweep's (its NCCL plan columns included).
 bool onlyGpuVariants(const SweepOptions& sweep, const Registry& registry);
 
-// The one rule for -f (the CLI's check and the engine's): a finite factor above 1, or exactly 1
-// for one size (-b = -e). Throws UsageError.
+// The one rule for -f of every sweep of sizes (run's and p2p's, the CLI's check and the
+// engine's): a finite factor above 1, or exactly 1 for one size (-b = -e). Throws UsageError.
+void checkStepFactor(double factor, uint64_t minBytes, uint64_t maxBytes);
 void checkStepFactor(const SweepOptions& s);
 
 class SweepPlan;

@@ -30,6 +30,13 @@ inline CLI::Option* addDbOption(CLI::App* sub, std::string& db) {
   return sub->add_option("--db", db, "SQLite database")->capture_default_str();
 }
 
+// A duration flag in the one grammar of core/Size.h ("10", "10s", "500ms", "50us", "2min"),
+// stored in `seconds`; a bare number is in seconds, or in microseconds with plainMicroseconds. A
+// bad value fails the parse with one line naming the flag and the expected form. The help shows
+// the current value of `seconds` as the default.
+CLI::Option* addDurationOption(CLI::App* sub, const std::string& names, double& seconds,
+                               const std::string& help, bool plainMicroseconds = false);
+
 // --label, --since, --until and --fingerprint of the commands that read stored runs (runs,
 // history, export); a flag given empty selects as if not given.
 struct RunFilterFlags {

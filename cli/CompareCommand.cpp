@@ -24,7 +24,7 @@ struct CompareArgs {
 
 int doCompare(const CompareArgs& a) {
   CompareOptions options = toCompareOptions(a.flags);
-  Store store = Store::open(a.flags.db, false);
+  Store store = Store::openForReading(a.flags.db);
   LoadedRuns runs = loadRuns(store, a.base, a.cand, false);
   Comparison c = compareRuns(runs.base, runs.cand, options);
   bool colour = ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;

@@ -23,7 +23,7 @@ struct DbArgs {
 };
 
 int doCheck(const DbArgs& a) {
-  Store store = Store::open(a.db, false);
+  Store store = Store::openForReading(a.db);
   DbCheckReport r = store.check();
   std::vector<std::string> statuses;
   for (const auto& [status, n] : r.runsByStatus)

@@ -88,7 +88,7 @@ int doExport(const ExportArgs& a) {
   checkExportArgs(a);
   const bool toFile = !a.output.empty() && a.output != "-";
   if (toFile) checkOutputPath(a.output, "-o");
-  Store store = Store::open(a.db, false);
+  Store store = Store::openForReading(a.db);
   const std::vector<RunRecord> runs = selectExportRuns(store, selectionOf(a));
   if (isExportToolFormat(a.format)) {
     std::vector<std::string> leftOut;
@@ -132,9 +132,9 @@ void setupExportCommand(CLI::App* sub, Action& action) {
   sub->add_option("--listen", a->listenPort,
                   "prometheus: serve GET /metrics once on 127.0.0.1:PORT (0: any free port, "
                   "printed on stderr), then exit");
-  sub->add_option("--listen-timeout", a->listenTimeout,
-                  "--listen: seconds to wait for the scrape (exit 2 past it)")
-      ->capture_default_str();
+  addDurationOption(sub, "--listen-timeout", a->listenTimeout,
+                    "--listen: how long to wait for the scrape, in seconds or with a unit (exit 2 "
+                    "past it)");
   runOnParse(sub, action, a, doExport);
 }
 

@@ -265,7 +265,7 @@ int doGate(const GateArgs& a) {
   CompareOptions options = toCompareOptions(a.flags);
   if (a.lookback < 0) throw UsageError("--lookback must not be negative");
   if (!a.output.empty()) checkOutputPath(a.output, "--output");
-  Store store = Store::open(a.flags.db, false);
+  Store store = Store::openForReading(a.flags.db);
   LoadedRuns runs = loadRuns(store, a.baseline, a.candidate, true);
   SidesLoad load = sidesLoad(store, runs);
   std::vector<std::string> leftOut;

@@ -88,7 +88,7 @@ int doHistory(const HistoryArgs& a) {
   for (const std::string& text : a.cases) patterns.push_back(CasePattern::parse(text));
   const RunFilter filter = a.select.filter(a.limit);
 
-  Store store = Store::open(a.db, false);
+  Store store = Store::openForReading(a.db);
   // A collective or variant the database has never stored is a typo, not an empty history.
   for (const CasePattern& p : patterns) {
     checkStored(store, "collective", p.collective);

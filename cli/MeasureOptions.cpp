@@ -1,10 +1,33 @@
 #include "cli/MeasureOptions.h"
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/Command.h"
+#include "core/Error.h"
+#include "core/Size.h"
 
 namespace cb::cli {
+
+CLI::Option* addDurationOption(CLI::App* sub, const std::string& names, double& seconds,
+                               const std::string& help, bool plainMicroseconds) {
+  const std::string flag = names.substr(0, names.find(','));
+  const double plain = plainMicroseconds ? 1e-6 : 1;
+  return sub
+      ->add_option_function<std::string>(
+          names,
+          [&seconds, flag, plain](const std::string& v) {
+            try {
+              seconds = parseDurationSeconds(v, plain);
+            } catch (const UsageError& e) {
+              throw UsageError(fmt::format("{} {}", flag, e.what()));
+            }
+          },
+          help)
+      ->type_name("DURATION")
+      ->default_str(fmt::format("{:g}", seconds / plain));
+}
 
 SessionOptions MeasureOptions::session() const {
   SessionOptions s;
@@ -19,9 +42,9 @@ SessionOptions MeasureOptions::session() const {
 
 void addMeasureOptions(CLI::App* sub, MeasureOptions& o, const char* timeoutWhat,
                        const std::string& npHelp, bool placement) {
-  sub->add_option("-T,--timeout", o.timeout,
-                  std::string("Deadline in seconds for any single ") + timeoutWhat)
-      ->capture_default_str();
+  addDurationOption(
+      sub, "-T,--timeout", o.timeout,
+      std::string("Deadline for any single ") + timeoutWhat + " (seconds, or 500ms, 2min...)");
   addDbOption(sub, o.db);
   sub->add_flag("--no-db", o.noDb, "Do not store the run");
   sub->add_option("--label", o.label, "Label stored with the run (for history and gates)");

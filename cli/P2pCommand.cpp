@@ -56,11 +56,11 @@ P2pOptions toP2p(const P2pCliOptions& c) {
   }
   if (c.warmup < -1) throw UsageError("-w must not be negative");
   if (c.window < 1) throw UsageError(fmt::format("-W {} must be at least 1", c.window));
-  if (c.stepFactor < 1) throw UsageError(fmt::format("-f {} must be >= 1", c.stepFactor));
   if (o.minBytes > o.maxBytes) {
     throw UsageError(fmt::format("minimum size {} is larger than maximum size {} (-b > -e)",
                                  o.minBytes, o.maxBytes));
   }
+  checkStepFactor(c.stepFactor, o.minBytes, o.maxBytes);  // run's rule: -f 1 only for one size
   checkTimeout(c.measure.timeout, "-T");
   checkRange(c.stepFactor, "-f", 1, 1 << 20);
   checkDbPath(c.measure.db, c.measure.noDb);
@@ -156,7 +156,7 @@ int doP2p(const P2pCliOptions& c) {
     validatePairs(mine.pairs, s.team().size());
     // A send and a receive buffer of the largest size per rank.
     const uint64_t buffer = std::max<uint64_t>(mine.maxBytes, 64);
-    checkMemoryOnEveryHost(s.team(), MemoryNeed{2 * buffer, 0, 0}, mine.maxBytes,
+    checkMemoryOnEveryHost(s.team(), MemoryNeed{saturatingMul(2, buffer), 0, 0}, mine.maxBytes,
                            mine.timeoutSeconds);
     P2pBench bench(s.team(), mine);  // before the run is begun in the database
     s.beginRun();

@@ -55,6 +55,7 @@ ProgressLine::ProgressLine(const SweepPlan& plan, bool enabled)
     : enabled_(enabled && stderrIsTerminal()) {
   if (!enabled_) return;
   plan_ = ProgressLine::plan(plan);
+  budget_ = plan.options().timeBudgetSeconds;
   for (const auto& p : plan_) totalWeight_ += p.weight;
   start_ = nowSeconds();
   draw();
@@ -82,12 +83,18 @@ void ProgressLine::draw() {
     return;
   }
   const double elapsed = nowSeconds() - start_;
-  std::string eta = "ETA ?";
-  if (doneWeight_ > 0 && elapsed > 0.5) {
-    eta = "ETA " + formatEta(elapsed * (totalWeight_ - doneWeight_) / doneWeight_);
+  const double remaining = static_cast<double>(plan_.size() - done_);
+  // With a budget every point costs about the same: the budget until one is measured, then the
+  // points' measured pace. Without one, the points weighed by their size.
+  double left = -1;
+  if (budget_ > 0) {
+    left = done_ > 0 ? elapsed / static_cast<double>(done_) * remaining : remaining * budget_;
+  } else if (doneWeight_ > 0 && elapsed > 0.5) {
+    left = elapsed * (totalWeight_ - doneWeight_) / doneWeight_;
   }
-  std::string line = fmt::format("[{}/{}] {} | {} elapsed, {}", done_, plan_.size(),
-                                 plan_[done_].text, formatEta(elapsed), eta);
+  std::string line =
+      fmt::format("[{}/{}] {} | {} elapsed, {} left", done_, plan_.size(), plan_[done_].text,
+                  formatEta(elapsed), left < 0 ? std::string("?") : "about " + formatEta(left));
   std::fputs("\r\033[K", stderr);
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
@@ -100,6 +107,17 @@ std::string formatEta(double seconds) {
   if (s < 60) return fmt::format("{} s", s);
   if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
   return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+}
+
+double expectedSweepSeconds(const SweepPlan& plan) {
+  return static_cast<double>(plan.points().size()) * plan.options().timeBudgetSeconds;
+}
+
+std::string expectedSweepLine(const SweepPlan& plan) {
+  const double seconds = expectedSweepSeconds(plan);
+  if (seconds <= 60) return "";
+  return fmt::format("# time  : about {} expected ({} points x --time-budget {:g} s)",
+                     formatEta(seconds), plan.points().size(), plan.options().timeBudgetSeconds);
 }
 
 }  // namespace cb::cli

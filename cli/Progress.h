@@ -1,5 +1,6 @@
 // The progress line of `collbench run` on a terminal: points done of the planned total, the case
-// being measured now, elapsed time and an ETA, redrawn in place on stderr after every point.
+// being measured now, elapsed time and the time left, redrawn in place on stderr after every
+// point.
 // Nothing at all is written when stderr is not a terminal (logs and pipes stay clean). Whatever
 // else prints calls clear() first, so the line never mixes with the tables.
 #pragma once
@@ -40,9 +41,16 @@ class ProgressLine {
   size_t done_ = 0;
   double doneWeight_ = 0, totalWeight_ = 0;
   double start_ = 0;
+  double budget_ = 0;  // --time-budget per point, 0 when none
 };
 
 // "42 s", "3m05s", "1h02m".
 std::string formatEta(double seconds);
+
+// What a sweep with --time-budget will take before it starts: points x budget (0 without a
+// budget, whose iteration counts say nothing of the time before the first point is measured).
+double expectedSweepSeconds(const SweepPlan& plan);
+// The header line stating it when it is more than a minute, else "".
+std::string expectedSweepLine(const SweepPlan& plan);
 
 }  // namespace cb::cli

@@ -78,7 +78,7 @@ int doReport(const ReportOptions& o) {
   if (historySize == uint64_t{0}) throw UsageError("--history-size 0: no point has size 0 B");
 
   checkOutputPath(o.output, "-o");
-  Store store = Store::open(o.db, false);
+  Store store = Store::openForReading(o.db);
   HtmlReportInput input;
   input.title = o.title;
   input.generator = std::string("collbench ") + COLLBENCH_VERSION;

@@ -143,6 +143,7 @@ int doRun(const RunOptions& o) {
     if (root && o.format != "none") {
       auto lines = sweepDescription(sweep);
       lines.push_back("# " + memory);
+      if (std::string t = expectedSweepLine(plan); !t.empty()) lines.push_back(t);
       if (roundTrip.known()) {
         lines.push_back(fmt::format(
             "# cpus  : a cache line's round trip between CPU {} (rank 0) and CPU {} (rank 1): "

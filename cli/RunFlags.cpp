@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 
 #include "bench/TimingLoops.h"
 #include "cli/Validate.h"
@@ -46,7 +47,11 @@ SweepOptions toSweep(const RunOptions& o) {
   s.checkRounds = o.check;
   s.cycles = o.cycles;
   s.timeoutSeconds = o.measure.timeout;
-  s.timeBudgetSeconds = o.timeBudget.empty() ? 0 : parseDurationSeconds(o.timeBudget);
+  try {
+    s.timeBudgetSeconds = o.timeBudget.empty() ? 0 : parseDurationSeconds(o.timeBudget);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--time-budget {}", e.what()));
+  }
   if (!o.timeBudget.empty()) checkRange(s.timeBudgetSeconds, "--time-budget (s)", 1e-6, 3600);
   s.timing = parseTimingMode(o.timing.empty() && o.format == "nccl-tests" ? "nccl-tests"
                              : o.timing.empty()                           ? "per-call"
@@ -86,14 +91,25 @@ SweepOptions toSweep(const RunOptions& o) {
     // US[:VARIANT] — a documented testing aid: proves that `gate` catches a real slowdown.
     auto parts = splitList(o.injectDelay, ':');
     std::string amount = parts.empty() ? std::string() : parts[0];
-    // "30%": a share of each call's own time, so every size slows down alike.
+    // "30%": a share of each call's own time, so every size slows down alike. Else a duration
+    // in the one grammar (core/Size.h), a bare number in microseconds as before.
     const bool share = !amount.empty() && amount.back() == '%';
     if (share) amount.pop_back();
-    auto value = finiteNumber(amount);
+    std::optional<double> value;
+    std::string why;
+    if (share) {
+      value = finiteNumber(amount);
+    } else {
+      try {
+        value = parseDurationSeconds(amount, 1e-6) * 1e6;
+      } catch (const UsageError& e) {
+        why = fmt::format(": {}", e.what());
+      }
+    }
     if (!value || o.injectDelay.back() == ':' || o.injectDelay.find("::") != std::string::npos) {
-      throw UsageError(
-          fmt::format("--inject-delay '{}' is not US[:VARIANT[:SIZE]] or PCT%[:VARIANT[:SIZE]]",
-                      o.injectDelay));
+      throw UsageError(fmt::format(
+          "--inject-delay '{}' is not DURATION[:VARIANT[:SIZE]] or PCT%[:VARIANT[:SIZE]]{}",
+          o.injectDelay, why));
     }
     if (!(*value > 0)) {
       throw UsageError(share ? "--inject-delay must be above 0%"
@@ -201,8 +217,8 @@ void addRunFlags(CLI::App* sub, RunOptions& o) {
                   "The share of the bound below which a figure is low (default: per link class, "
                   "a tenth below the usual share, else 0.5)");
   sub->add_option("--inject-delay", o.injectDelay,
-                  "Testing aid: add US microseconds, or PCT% of its own time, to every timed call "
-                  "[of VARIANT [at SIZE]]");
+                  "Testing aid: add a duration (microseconds, or 50us, 2ms...), or PCT% of its "
+                  "own time, to every timed call [of VARIANT [at SIZE]]");
 }
 
 }  // namespace cb::cli

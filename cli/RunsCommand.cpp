@@ -41,7 +41,7 @@ int doRuns(const RunsOptions& o) {
   const RunFilter filter = o.select.filter(o.limit);
   if (filter.limit < 0) throw UsageError(fmt::format("--limit {} is negative", filter.limit));
 
-  Store store = Store::open(o.db, false);
+  Store store = Store::openForReading(o.db);
   std::vector<RunRecord> runs = store.listRuns(filter);
   if (runs.empty()) {
     fmt::print("no runs{} in '{}'\n", o.select.any() ? " match" : "", o.db);

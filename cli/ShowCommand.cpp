@@ -189,7 +189,7 @@ int doShow(const ShowOptions& o) {
   if (o.format != "collbench" && o.format != "nccl-tests") {
     throw UsageError(fmt::format("--format '{}' is not one of collbench, nccl-tests", o.format));
   }
-  Store store = Store::open(o.db, false);
+  Store store = Store::openForReading(o.db);
   int64_t id = resolveRun(store, o.run, o.db);
   std::optional<RunRecord> run = store.findRun(id);
   if (!run) throw UsageError(fmt::format("no run {} in '{}'", id, o.db));

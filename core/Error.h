@@ -48,12 +48,16 @@ CB_DEFINE_ERROR(InterruptedError, kInterrupted)
 CB_DEFINE_ERROR(InternalError, kInternal)
 #undef CB_DEFINE_ERROR
 
+// 128 + the signal that interrupted the process (130 SIGINT, 143 SIGTERM), as shells and Slurm
+// read an exit code; 130 when no signal was received (core/Interrupt.cpp).
+int interruptExitCode();
+
 // Exit codes shared by every subcommand: 0 ok, 1 regression or verification failure,
-// 2 usage or environment error, 130 interrupted.
+// 2 usage or environment error, 128 + N interrupted by signal N (130 SIGINT, 143 SIGTERM).
 inline int exitCodeFor(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kVerification: return 1;
-    case ErrorKind::kInterrupted: return 130;
+    case ErrorKind::kInterrupted: return interruptExitCode();
     default: return 2;
   }
 }

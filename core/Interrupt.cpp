@@ -59,6 +59,11 @@ void installInterruptHandlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
+int interruptExitCode() {
+  const int sig = gSignal.load(std::memory_order_relaxed);
+  return 128 + (sig > 0 ? sig : SIGINT);
+}
+
 bool interruptRequested() { return gSignal.load(std::memory_order_relaxed) != 0; }
 int interruptSignal() { return gSignal.load(std::memory_order_relaxed); }
 void requestInterrupt(int sig) { setSignal(sig); }

@@ -57,11 +57,11 @@ uint64_t parseSize(std::string_view text) {
 }
 
 std::string formatSize(uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   if (bytes < 1024) return fmt::format("{} B", bytes);
   double v = static_cast<double>(bytes);
   int u = 0;
-  while (v >= 1024 && u < 5) {
+  while (v >= 1024 && u < 6) {
     v /= 1024;
     ++u;
   }
@@ -69,7 +69,7 @@ std::string formatSize(uint64_t bytes) {
   // a value that rounds up to 1024 moves on to the next unit.
   int decimals = v < 10 ? 2 : v < 100 ? 1 : 0;
   std::string s = fmt::format("{:.{}f}", v, decimals);
-  if (std::strtod(s.c_str(), nullptr) >= 1024 && u < 5) {
+  if (std::strtod(s.c_str(), nullptr) >= 1024 && u < 6) {
     s = fmt::format("{:.2f}", v / 1024);
     ++u;
   }
@@ -80,20 +80,27 @@ std::string formatSize(uint64_t bytes) {
   return fmt::format("{} {}", s, kUnits[u]);
 }
 
-double parseDurationSeconds(std::string_view text) {
+double parseDurationSeconds(std::string_view text, double plainSeconds) {
+  const std::string form =
+      fmt::format("a number of {} or one with a unit: 500us, 20ms, 10s, 2min, 1h",
+                  plainSeconds == 1 ? "seconds" : "microseconds");
   std::string num, unit;
   if (!trim(text).empty() && trim(text).front() == '-') {
-    throw UsageError(fmt::format("invalid duration '{}': can't be negative", text));
+    throw UsageError(fmt::format("invalid duration '{}': can't be negative ({})", text, form));
   }
-  splitNumber(text, "duration", num, unit);
+  try {
+    splitNumber(text, "duration", num, unit);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{} ({})", e.what(), form));
+  }
   double v = std::strtod(num.c_str(), nullptr);
-  if (unit.empty() || unit == "s") return v;
+  if (unit.empty()) return v * plainSeconds;
+  if (unit == "s") return v;
   if (unit == "ms") return v * 1e-3;
   if (unit == "us") return v * 1e-6;
   if (unit == "m" || unit == "min") return v * 60;
   if (unit == "h") return v * 3600;
-  throw UsageError(
-      fmt::format("invalid duration '{}': unknown unit '{}' (use us, ms, s, m, h)", text, unit));
+  throw UsageError(fmt::format("invalid duration '{}': unknown unit '{}' ({})", text, unit, form));
 }
 
 }  // namespace cb

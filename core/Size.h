@@ -13,7 +13,20 @@ namespace cb {
 uint64_t parseSize(std::string_view text);
 // Human form with binary units: 8 -> "8 B", 65536 -> "64 KiB", 1572864 -> "1.5 MiB".
 std::string formatSize(uint64_t bytes);
-// Durations for --time-budget and -T: "200ms", "2s", "1.5s", "500us", "3m"; bare number = s.
-double parseDurationSeconds(std::string_view text);
+// Durations, one grammar for every duration flag (-T, --time-budget, --inject-delay,
+// --listen-timeout, diag's slow-rank): a number with a unit us, ms, s, m or min, h ("500us",
+// "20ms", "1.5s", "2min"); a bare number is in the flag's own unit, `plainSeconds` seconds each
+// (1: seconds; 1e-6: --inject-delay's microseconds). Throws UsageError naming the expected form.
+double parseDurationSeconds(std::string_view text, double plainSeconds = 1);
+
+// Byte counts that stop at 2^64 - 1 instead of wrapping: a memory estimate of 2^63 + 2^63 bytes
+// must read "more than 16 EiB", never 0.
+constexpr uint64_t kSaturatedBytes = ~uint64_t{0};
+inline uint64_t saturatingAdd(uint64_t a, uint64_t b) {
+  return a > kSaturatedBytes - b ? kSaturatedBytes : a + b;
+}
+inline uint64_t saturatingMul(uint64_t a, uint64_t b) {
+  return b != 0 && a > kSaturatedBytes / b ? kSaturatedBytes : a * b;
+}
 
 }  // namespace cb

@@ -110,4 +110,35 @@ std::string printable(std::string_view s) {
   return out;
 }
 
+std::vector<std::string> nearestNames(std::string_view word, const std::vector<std::string>& names,
+                                      size_t most) {
+  auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    return row[b.size()];
+  };
+  const std::string w = toLower(word);
+  std::vector<std::pair<size_t, size_t>> ranked;  // (score, index)
+  for (size_t k = 0; k < names.size(); ++k) {
+    const std::string n = toLower(names[k]);
+    const bool prefix = !w.empty() && (n.starts_with(w) || w.starts_with(n));
+    ranked.emplace_back(prefix ? 0 : 1 + distance(w, n), k);
+  }
+  std::stable_sort(ranked.begin(), ranked.end());
+  std::vector<std::string> out;
+  for (size_t k = 0; k < ranked.size() && out.size() < most; ++k) {
+    out.push_back(names[ranked[k].second]);
+  }
+  return out;
+}
+
 }  // namespace cb

@@ -23,5 +23,9 @@ bool validUtf8(std::string_view s);
 // One line fit for a terminal table: control characters as \n, \t or \xNN, bytes that are not
 // UTF-8 as \xNN; anything else unchanged.
 std::string printable(std::string_view s);
+// The `most` names nearest to a mistyped `word`: names it begins or that begin with it first, then
+// by edit distance (Levenshtein), ties in the given order. For "unknown command 'bogus'" lines.
+std::vector<std::string> nearestNames(std::string_view word, const std::vector<std::string>& names,
+                                      size_t most = 3);
 
 }  // namespace cb

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 
 #include "core/Error.h"
 #include "core/HostMap.h"
+#include "core/Size.h"
 #include "core/Text.h"
 #include "results/Sqlite.h"
 
@@ -508,9 +510,9 @@ struct CloseDb {
 };
 using DbHandle = std::unique_ptr<sqlite3, CloseDb>;
 
-// Identity, integrity, version and connection settings of a freshly opened connection; then
-// the migrations. Throws SqliteError from SQLite, DatabaseError for what it finds.
-void prepareDatabase(sqlite3* db, const std::string& path) {
+// Identity, integrity and version of a freshly opened connection, by reading only; returns the
+// schema version. Throws SqliteError from SQLite, DatabaseError for what it finds.
+int64_t checkIdentity(sqlite3* db, const std::string& path) {
   // The first read of the header: a file that is not SQLite fails here with SQLITE_NOTADB.
   // The three reads share one read transaction: another process may be creating the schema
   // right now, and a half-old, half-new view would look like a foreign database.
@@ -567,13 +569,27 @@ void prepareDatabase(sqlite3* db, const std::string& path) {
         "newer collbench",
         path, version, kLatestVersion));
   }
+  return version;
+}
 
+// The WAL is checkpointed every kWalCheckpointPages pages written (SQLite's default is 1000, 4 MiB
+// of log beside the file, which made the first small run fail on a 2 MiB file system) and cut
+// back to kWalKeepBytes after each checkpoint; each run ends with a full checkpoint
+// (Store::finishRun), so the database needs little more than its own size.
+constexpr int kWalCheckpointPages = 64;
+constexpr int kWalKeepBytes = 64 << 10;
+
+// Connection settings of a writing connection; then the migrations. Throws SqliteError from
+// SQLite, DatabaseError for what it finds.
+void prepareForWriting(sqlite3* db, const std::string& path, int64_t version) {
   // WAL: readers never block the writer and a crash mid-transaction loses only that
   // transaction. Changing the journal mode may return BUSY without the busy handler.
   sql::retryBusy([&] { sql::exec(db, "PRAGMA journal_mode = WAL"); }, 60);
   // In WAL mode NORMAL syncs at checkpoints only: a power loss may drop the last commits but
   // never corrupts the file.
   sql::exec(db, "PRAGMA synchronous = NORMAL");
+  sql::exec(db, fmt::format("PRAGMA wal_autocheckpoint = {}", kWalCheckpointPages));
+  sql::exec(db, fmt::format("PRAGMA journal_size_limit = {}", kWalKeepBytes));
 
   if (version == kLatestVersion) {
     sql::exec(db, "PRAGMA foreign_keys = ON");
@@ -585,7 +601,7 @@ void prepareDatabase(sqlite3* db, const std::string& path) {
   Transaction tx(db);
   // Another process may have migrated between our read and the write lock.
   version = pragmaInt(db, "user_version");
-  appId = pragmaInt(db, "application_id");
+  const int64_t appId = pragmaInt(db, "application_id");
   if (appId != 0 && appId != Store::kApplicationId) {
     throw DatabaseError(fmt::format("'{}' is not a collbench database", path));
   }
@@ -618,6 +634,152 @@ std::string utcTimestamp() {
   return text;
 }
 
+namespace {
+
+// Why nothing can be written beside `path`: "the file system is read-only", "the disk is full",
+// or "" when neither is known.
+std::string whyNotWritable(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) return "";
+  if (fs.f_flag & ST_RDONLY) return "the file system is read-only";
+  if (fs.f_bavail == 0) return "the disk is full";
+  return "";
+}
+
+// One line for an SQLite error met while opening `path` to `what` ("read", "write").
+DatabaseError openError(const SqliteError& e, const std::string& path, std::string_view what) {
+  if (e.code() == SQLITE_NOTADB) {
+    return DatabaseError(
+        fmt::format("'{}' is not a collbench database (file is not SQLite)", path));
+  }
+  if (e.code() == SQLITE_CORRUPT) {
+    return DatabaseError(fmt::format("database '{}' is corrupt: {}", path, e.detail()));
+  }
+  const bool unwritable = e.code() == SQLITE_READONLY || e.code() == SQLITE_CANTOPEN ||
+                          e.code() == SQLITE_FULL || e.code() == SQLITE_IOERR;
+  // SQLite says "disk I/O error" when it cannot grow the log's index on a full disk.
+  if (const std::string why = unwritable ? whyNotWritable(path) : ""; !why.empty()) {
+    return DatabaseError(fmt::format("cannot {} database '{}': {}", what, path, why));
+  }
+  if (e.code() == SQLITE_READONLY || e.code() == SQLITE_CANTOPEN) {
+    return DatabaseError(fmt::format("cannot {} database '{}': {}", what, path, e.detail()));
+  }
+  return DatabaseError(fmt::format("cannot open database '{}': {}", path, e.detail()));
+}
+
+// An SQLite URI of a file path with query parameters: '%', '?' and '#' are escaped, and a path
+// that starts with "//" keeps one slash (two would name a URI authority).
+std::string fileUri(const std::string& path, std::string_view params) {
+  std::string_view p = path;
+  while (p.starts_with("//")) p.remove_prefix(1);
+  std::string uri = "file:";
+  for (char c : p) {
+    if (c == '%' || c == '?' || c == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?" + std::string(params);
+}
+
+// The size of a file, -1 when there is none.
+int64_t fileSizeOrNone(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+}
+
+// A connection that cannot change the database (query_only; with `params` "mode=ro..." or
+// "immutable=1" a read-only one) whose first read checks the file (checkIdentity). Throws
+// SqliteError.
+DbHandle connectForReading(const std::string& path, std::string_view params, int64_t& version) {
+  sqlite3* raw = nullptr;
+  const std::string uri = fileUri(path, params);
+  const int flags =
+      (params.empty() ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_URI;
+  const int rc = sqlite3_open_v2(uri.c_str(), &raw, flags, nullptr);
+  DbHandle db(raw);
+  if (rc != SQLITE_OK) sql::fail(raw, rc, "cannot open");
+  sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
+  sql::exec(db.get(), "PRAGMA query_only = 1");
+  version = checkIdentity(db.get(), path);
+  return db;
+}
+
+}  // namespace
+
+Store Store::openForReading(const std::string& path) {
+  if (path.empty()) throw DatabaseError("empty database path");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) {
+      throw DatabaseError(fmt::format("no database at '{}'", path));
+    }
+    throw DatabaseError(fmt::format("cannot open database '{}': {}", path, std::strerror(errno)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    throw DatabaseError(fmt::format("'{}' is a directory, not a collbench database", path));
+  }
+  int64_t version = 0;
+  DbHandle db;
+  try {
+    // Opened as a writer would be, so that as the last connection it removes the log and its
+    // index as a writer does (a read-only one leaves them beside the file), but query_only.
+    db = connectForReading(path, "", version);
+  } catch (const SqliteError& e) {
+    // A reader still sets up the log's shared index (-shm) beside the file, which fails on a full
+    // disk (SQLite resizes it) or a read-only file system (it can't create it). What the file
+    // holds can still be read, read-only: all of it when the log is empty (immutable: no index,
+    // no locks), else through the index left beside it.
+    const std::string why = whyNotWritable(path);
+    const int code = e.code();
+    const bool besideUnwritable = code == SQLITE_IOERR || code == SQLITE_FULL ||
+                                  code == SQLITE_CANTOPEN || code == SQLITE_READONLY;
+    if (why.empty() || !besideUnwritable) throw openError(e, path, "read");
+    const int64_t wal = fileSizeOrNone(path + "-wal");
+    try {
+      if (wal <= 0) {
+        db = connectForReading(path, "immutable=1", version);
+      } else if (fileSizeOrNone(path + "-shm") >= 0) {
+        db = connectForReading(path, "mode=ro&readonly_shm=1", version);
+      } else {
+        throw DatabaseError(fmt::format(
+            "cannot read database '{}' here: {}, and its write-ahead log holds {} not yet in the "
+            "file without the index (-shm) to read it by; copy the database and its -wal to a "
+            "writable disk and read it there",
+            path, why, formatSize(static_cast<uint64_t>(wal))));
+      }
+    } catch (const SqliteError& again) {
+      throw DatabaseError(
+          fmt::format("cannot read database '{}' ({}): {}", path, why, again.detail()));
+    }
+  }
+  Store store(db.release(), path);
+  // Migrating an older schema and reaping runs whose process is gone are writes: a writing
+  // connection does them when it can. An older schema must be migrated before it can be read;
+  // dead runs are read as they are in the file when it can't be written.
+  bool reap = false;
+  try {
+    reap = !store.deadRunIds().empty();
+  } catch (const SqliteError&) {  // an older schema may lack the columns; migrating comes first
+  }
+  if (version < kLatestVersion || reap) {
+    try {
+      Store::open(path, false);
+    } catch (const DatabaseError& e) {
+      if (version < kLatestVersion) {
+        throw DatabaseError(fmt::format(
+            "database '{}' has schema version {}: this collbench reads version {} and cannot "
+            "migrate it here ({})",
+            path, version, kLatestVersion, e.what()));
+      }
+    }
+  }
+  return store;
+}
+
 Store Store::open(const std::string& path, bool create) {
   if (path.empty()) throw DatabaseError("empty database path");
   struct stat st {};
@@ -644,21 +806,17 @@ Store Store::open(const std::string& path, bool create) {
     throw DatabaseError(
         fmt::format("cannot {} database '{}': {}", exists ? "open" : "create", path, why));
   }
+  // SQLite opens a file it may not write read-only without a word; a writer says so at once.
+  if (sqlite3_db_readonly(db.get(), "main") == 1) {
+    const std::string why = whyNotWritable(path);
+    throw DatabaseError(fmt::format("cannot write database '{}': {}", path,
+                                    why.empty() ? "the file is read-only" : why));
+  }
   sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
   try {
-    prepareDatabase(db.get(), path);
+    prepareForWriting(db.get(), path, checkIdentity(db.get(), path));
   } catch (const SqliteError& e) {
-    if (e.code() == SQLITE_NOTADB) {
-      throw DatabaseError(
-          fmt::format("'{}' is not a collbench database (file is not SQLite)", path));
-    }
-    if (e.code() == SQLITE_CORRUPT) {
-      throw DatabaseError(fmt::format("database '{}' is corrupt: {}", path, e.detail()));
-    }
-    if (e.code() == SQLITE_READONLY || e.code() == SQLITE_CANTOPEN) {
-      throw DatabaseError(fmt::format("cannot write database '{}': {}", path, e.detail()));
-    }
-    throw DatabaseError(fmt::format("cannot open database '{}': {}", path, e.detail()));
+    throw openError(e, path, "write");
   }
   // Every open reaps: a run whose process is gone reads `interrupted`, whichever command looks.
   Store store(db.release(), path);
@@ -770,19 +928,29 @@ void Store::finishRun(int64_t runId, RunStatus status) {
     throw DatabaseError(fmt::format("no run {} in '{}'", runId, path_));
   }
   tx.commit();
+  // The run's log into the file, and the log cut to nothing (see kWalCheckpointPages). Best
+  // effort and without waiting (a signal's hook ends the run here while mpirun counts down): a
+  // reader on an old snapshot, another writer or a full disk leaves it to the next checkpoint;
+  // the run's status is committed either way.
+  sqlite3_busy_timeout(db_, 0);
+  sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+}
+
+std::vector<int64_t> Store::deadRunIds() const {
+  std::vector<int64_t> dead;
+  Statement s(db_, "SELECT id, pid FROM runs WHERE status = 'running' AND host = ?1");
+  s.bind(1, hostName());
+  while (s.step()) {
+    if (processGone(s.int64At(1))) dead.push_back(s.int64At(0));
+  }
+  return dead;
 }
 
 void Store::reapDeadRuns() {
   // Read first without the write lock: usually nothing is left running, and `runs`/`show`
   // should not queue behind a writer for nothing.
-  std::vector<int64_t> dead;
-  {
-    Statement s(db_, "SELECT id, pid FROM runs WHERE status = 'running' AND host = ?1");
-    s.bind(1, hostName());
-    while (s.step()) {
-      if (processGone(s.int64At(1))) dead.push_back(s.int64At(0));
-    }
-  }
+  const std::vector<int64_t> dead = deadRunIds();
   if (dead.empty()) return;
   Transaction tx(db_);
   Statement s(db_,

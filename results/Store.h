@@ -72,6 +72,12 @@ class Store {
   // Throws DatabaseError with one clear line: unwritable path, not a collbench database,
   // corrupt file, or a schema newer than this build.
   static Store open(const std::string& path, bool create = true);
+  // For the commands that only read (runs, show, export, db check, compare, history, report,
+  // gate): a connection that cannot change the database (query_only), which also works on a full
+  // disk or a read-only file system (there read-only, without the log's shared index: the file
+  // alone when its log is empty). An older schema is migrated and dead runs reaped through a
+  // writing connection when one can be had.
+  static Store openForReading(const std::string& path);
   ~Store();
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
@@ -97,6 +103,7 @@ class Store {
   // Runs left "running" by a process that is gone (same host, pid dead) become "interrupted".
   // `open` does it; callers need not.
   void reapDeadRuns();
+  std::vector<int64_t> deadRunIds() const;  // what reapDeadRuns would mark interrupted
 
   std::vector<RunRecord> listRuns(const RunFilter& filter = {}) const;  // newest first
   std::optional<RunRecord> findRun(int64_t id) const;

@@ -6,19 +6,25 @@
 # it), and collbench entries left in /dev/shm. Not run in CI as a whole (tests/cli/interrupt.sh
 # runs 10 trials through it).
 #
-#   scripts/signal-trials.sh [-n TRIALS] [--only local|mpi] [--out DIR] [--mpirun PATH] COLLBENCH
+#   scripts/signal-trials.sh [-n TRIALS] [--only local|mpi] [--ranks N] [--out DIR]
+#                            [--mpirun PATH] COLLBENCH
+#
+# --ranks N runs every case on N ranks instead of its own count (a replay then replays N of the
+# trace's ranks).
 #
 # Trials go round the command list (local and mpirun cases interleaved), alternating SIGINT and
 # SIGTERM; the signal comes 0.5-2 s after the run is begun in the database. Prints one line per
 # trial and the counts; writes DIR/trials.tsv and each trial's output. Exit 0 when every trial
-# stopped cleanly: exit 130 (local; mpirun: non-zero), no crash text, the run `interrupted`,
+# stopped cleanly: exit 128 + the signal, 130 or 143 (local; mpirun: non-zero), no crash text,
+# the run `interrupted`,
 # nothing left in /dev/shm, no trial still running 30 s after its signal.
 set -u
-trials=100 only="" out="" mpirun=${CB_MPIRUN:-mpirun}
+trials=100 only="" out="" ranksOverride="" mpirun=${CB_MPIRUN:-mpirun}
 while [ $# -gt 1 ]; do
   case $1 in
     -n) trials=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    --ranks) ranksOverride=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --mpirun) mpirun=$2; shift 2 ;;
     *) echo "signal-trials: unknown option $1" >&2; exit 2 ;;
@@ -31,10 +37,11 @@ dlrm=$src/tests/data/traces/pytorch-et/param-dlrm-8rank/dlrm_eg_{rank}.json.gz
 mkdir -p "$out"
 launch=("$mpirun" --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none)
 
-# name|world|ranks|arguments (each runs for minutes unless stopped)
+# name|world|ranks|arguments (each runs for minutes unless stopped; run's 256 MiB leaves 4 ranks
+# room on a 24 GiB host, where 1 GiB was refused by the memory check)
 cases=(
-  "run|local|2|run allreduce -b 1M -e 1G -n 30"
-  "run|mpi|2|run allreduce -b 1M -e 1G -n 30 --algo mpi,ring --transport shm"
+  "run|local|2|run allreduce -b 1M -e 256M -n 30"
+  "run|mpi|2|run allreduce -b 1M -e 256M -n 30 --algo mpi,ring --transport shm"
   "p2p|local|2|p2p bw -b 1 -e 256M -n 100"
   "p2p|mpi|2|p2p bw -b 1 -e 256M -n 100 --transport shm,mpi-native"
   "proxy-dp|local|2|proxy dp --model resnet50 --steps 100000"
@@ -64,6 +71,10 @@ while [ $n -lt "$trials" ]; do
   sig=$([ $(((i / ${#cases[@]}) % 2)) -eq 0 ] && echo INT || echo TERM)
   i=$((i + 1))
   [ -n "$only" ] && [ "$world" != "$only" ] && continue
+  if [ -n "$ranksOverride" ]; then
+    args=${args//--ranks $ranks/--ranks $ranksOverride}
+    ranks=$ranksOverride
+  fi
   n=$((n + 1))
   db=$out/t$n.db log=$out/t$n.log
   shmBefore=$(shmCount) vaderBefore=$(vaderCount)
@@ -104,7 +115,8 @@ while [ $n -lt "$trials" ]; do
   lines=$(grep -c "^collbench: " "$log")
   ok=1
   if [ "$rc" -eq 137 ]; then hung=$((hung + 1)); ok=0; fi
-  if [ "$world" = local ] && [ "$rc" -ne 130 ]; then badRc=$((badRc + 1)); ok=0; fi
+  want=$([ "$sig" = INT ] && echo 130 || echo 143)
+  if [ "$world" = local ] && [ "$rc" -ne "$want" ]; then badRc=$((badRc + 1)); ok=0; fi
   if [ "$world" = mpi ] && [ "$rc" -eq 0 ]; then badRc=$((badRc + 1)); ok=0; fi
   [ "$c" -gt 0 ] && { crashes=$((crashes + 1)); ok=0; }
   [ "$status" != interrupted ] && { notInterrupted=$((notInterrupted + 1)); ok=0; }

@@ -204,7 +204,7 @@ int runMeasuringCommand(const SessionOptions& o,
       const bool interrupted = interruptRequested() || e.kind() == ErrorKind::kInterrupted;
       session.endRun(interrupted ? RunStatus::kInterrupted : RunStatus::kFailed);
       if (interrupted && world.worldKind() == WorldKind::kMpi && !session.root()) {
-        exitCode = 130;  // rank 0 prints the job's one line
+        exitCode = interruptExitCode();  // rank 0 prints the job's one line
         return;
       }
       if (interrupted) {
@@ -220,7 +220,7 @@ int runMeasuringCommand(const SessionOptions& o,
       throw;
     }
     if (!session.root()) {
-      if (outcome.interrupted) exitCode = 130;
+      if (outcome.interrupted) exitCode = interruptExitCode();
       return;
     }
     session.endRun(outcome.interrupted ? RunStatus::kInterrupted : RunStatus::kOk);
@@ -232,7 +232,7 @@ int runMeasuringCommand(const SessionOptions& o,
     }
     if (outcome.interrupted) {
       printInterruptLineOnce(fmt::format("interrupted by signal {}", interruptSignal()));
-      exitCode = 130;
+      exitCode = interruptExitCode();
     } else if (outcome.wrong > 0) {
       fmt::print(stderr, "collbench: verification failed: {} {}\n", outcome.wrong,
                  outcome.wrongUnit);

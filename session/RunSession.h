@@ -118,10 +118,11 @@ struct RunOutcome {
 // The lifecycle every measuring command shares. Installs the SIGINT/SIGTERM handlers, starts the
 // world, makes a RunSession on every rank and calls body. Then:
 //  - body returned: rank 0 ends the run ok (or interrupted) and prints "# stored as run N in DB";
-//    the exit code is 130 when interrupted, 1 when anything was wrong or a point failed, else 0;
+//    the exit code is 128 + the signal (130 SIGINT, 143 SIGTERM) when interrupted, 1 when
+//    anything was wrong or a point failed, else 0;
 //  - body threw after beginRun(): the run ends interrupted when a signal arrived (the error may
 //    be an InterruptedError, or a peer's failure because the launcher stopped it first) and the
-//    error becomes InterruptedError ("interrupted by signal N", exit 130); else the run ends
+//    error becomes InterruptedError ("interrupted by signal N", exit 128 + N); else the run ends
 //    failed and the error propagates (main prints one line, exit 2);
 //  - body threw a usage or environment error before beginRun(): such errors come from checks
 //    every rank makes alike, so under MPI only rank 0 reports it (one line, not one per process).

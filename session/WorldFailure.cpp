@@ -38,12 +38,18 @@ void armFinalizeWatchdog(const std::string& line, int code) {
   }).detach();
 }
 
-// A wait given up on a signal (core/Interrupt.h) may have left a call in flight, a non-blocking
-// collective among them: MPI_Finalize would progress it on freed buffers and crash (the segfaults
-// in ompi_mpi_finalize -> libnbc -> mca_pml_ob1_isend). The launcher is ending the job anyway.
-[[noreturn]] void exitWithoutFinalize(const std::string& line) {
+// After a signal a rank leaves without MPI_Finalize. A wait given up on it (core/Interrupt.h) may
+// have left a call in flight, a non-blocking collective among them: MPI_Finalize would progress
+// it on freed buffers and crash (the segfaults in ompi_mpi_finalize -> libnbc ->
+// mca_pml_ob1_isend). And the launcher is ending the job: finalizing waits in a fence for it.
+// `meet`: every rank left the run at an agreed point, where every call had completed; the ranks
+// then leave together, rank 0 last to arrive, after it marked the run interrupted: mpirun kills
+// the others' peers as soon as one rank exits, and a rank 0 still storing the mark would die
+// with the run left `running` (1 of 20 trials on 4 ranks).
+[[noreturn]] void exitWithoutFinalize(const std::string& line, bool meet) {
   if (!line.empty()) printInterruptLineOnce(line);
   std::fflush(stdout);
+  if (meet) MPI_Barrier(MPI_COMM_WORLD);
   _exit(exitCodeFor(ErrorKind::kInterrupted));
 }
 
@@ -58,16 +64,12 @@ void runMpiRank(MpiWorld& world, const std::function<void(Communicator&)>& fn) {
   try {
     fn(world.world());
   } catch (const Error& e) {
-    if (waitAbandonedOnInterrupt()) exitWithoutFinalize(e.what());
+    if (waitAbandonedOnInterrupt()) exitWithoutFinalize(e.what(), false);
     if (!sharedByEveryRank(e.kind())) printAndAbort(e.what(), exitCodeFor(e.kind()));
-    if (e.kind() == ErrorKind::kInterrupted) {
-      // The line first: when mpirun sent the signal, MPI_Finalize never returns (its fence needs
-      // the launcher, which is tearing the job down and kills the rank there a second later).
-      printInterruptLineOnce(e.what());
-      armFinalizeWatchdog(e.what(), exitCodeFor(e.kind()));
-      world.finalize();
-      std::exit(exitCodeFor(e.kind()));
-    }
+    // Interrupted: the ranks met at an agreed point, where every call had completed, and the run
+    // is marked. MPI_Finalize would not return (its fence needs the launcher, which is tearing
+    // the job down) and mpirun would SIGKILL the rank inside it, mid-fence, a second later.
+    if (e.kind() == ErrorKind::kInterrupted) exitWithoutFinalize(e.what(), true);
     // The line before MPI_Finalize: the peers that agreed on the error leave right after it with
     // a non-zero code, and mpirun then kills this rank before it could print afterwards.
     std::fflush(stdout);
@@ -81,7 +83,11 @@ void runMpiRank(MpiWorld& world, const std::function<void(Communicator&)>& fn) {
   } catch (const std::exception& e) {
     printAndAbort(std::string("internal error: ") + e.what(), 2);
   }
-  if (waitAbandonedOnInterrupt()) exitWithoutFinalize("");
+  // The ranks other than 0 return from an interrupted run (rank 0 prints the line): they leave
+  // the same way, so that every rank has left when mpirun's SIGTERM round ends.
+  if (waitAbandonedOnInterrupt() || interruptRequested()) {
+    exitWithoutFinalize("", !waitAbandonedOnInterrupt());
+  }
 }
 
 }  // namespace cb

@@ -3,9 +3,10 @@
 // MPI_Finalize for minutes after a -T timeout). So a rank whose error its peers may not share
 // (a timeout, an MPI/UCX error, a database write, an internal error) prints its one line and calls
 // MPI_Abort, which ends every rank of the job; errors every rank meets alike (bad options, a
-// missing capability, an interrupt forwarded to all) finalize normally, under a watchdog that
-// ends the process if finalizing does not return within a few seconds. After a wait gave up on a
-// signal (core/Interrupt.h) a rank leaves without MPI_Finalize, exit 130: a call may be in flight.
+// missing capability) finalize normally, under a watchdog that ends the process if finalizing
+// does not return within a few seconds. After a signal (core/Interrupt.h) a rank leaves without
+// MPI_Finalize, exit 128 + N: a wait given up on it may have left a call in flight, and mpirun,
+// tearing the job down, would kill the rank in MPI_Finalize's fence.
 #pragma once
 
 #include <functional>

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# SIGINT/SIGTERM stop a run at the next point: exit 130 (local world), the run is marked
+# SIGINT/SIGTERM stop a run at the next point: exit 128 + the signal, 130 and 143 as shells and
+# Slurm read them (local world), the run is marked
 # interrupted, the points measured so far are kept, the database is consistent, and no
 # collbench shared-memory segment is left behind. Also under mpirun (which forwards the signal),
 # for `run` and `p2p` alike: both share the run session's lifecycle.
@@ -10,9 +11,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/lib/checks.sh"
 shm_before=$(ls /dev/shm | grep -c collbench || true)
-# interrupted WHAT RC DB: the command exited 130, its run is marked interrupted, its points kept.
+# The exit code of a process that a signal interrupted: 128 + its number.
+codeOf() { case $1 in INT) echo 130 ;; TERM) echo 143 ;; esac; }
+# interrupted WHAT RC DB SIG: the command exited 128 + SIG, its run is marked interrupted, its
+# points kept.
 interrupted() {
-  check "$1 exits 130 (got $2)" test "$2" -eq 130
+  check "$1 exits $(codeOf "$4") (got $2)" test "$2" -eq "$(codeOf "$4")"
   check "$1 run marked interrupted" test "$(sqlite3 "$3" "select status from runs")" = interrupted
   check "$1 kept its points" test "$(sqlite3 "$3" "select count(*) from results")" -ge 3
 }
@@ -24,7 +28,7 @@ for sig in INT TERM; do
   wait_stored "$db" 3  # a few points stored, then the signal
   kill -$sig $pid
   wait $pid
-  interrupted "local SIG$sig" $? "$db"
+  interrupted "local SIG$sig" $? "$db" $sig
   check "local SIG$sig integrity" test "$(sqlite3 "$db" "pragma integrity_check")" = ok
 done
 
@@ -35,7 +39,7 @@ pid=$!
 wait_stored "$db" 3
 kill -TERM $pid
 wait $pid
-interrupted "local p2p SIGTERM" $? "$db"
+interrupted "local p2p SIGTERM" $? "$db" TERM
 
 # Proxy steps and diagnosis rounds in the local world with the default transport have no safe
 # point of their own between calls: the rank threads block in the local world's waits, which must
@@ -62,7 +66,7 @@ localStop() {  # localStop NAME SIGNAL collbench-args...
   fi
   wait $pid
   local rc=$?
-  check "local $name SIG$sig exits 130 (got $rc)" test $rc -eq 130
+  check "local $name SIG$sig exits $(codeOf $sig) (got $rc)" test $rc -eq "$(codeOf $sig)"
   check "local $name SIG$sig run marked interrupted" \
     test "$(sqlite3 "$db" "select status from runs")" = interrupted
 }
@@ -96,7 +100,8 @@ mpiCase run INT run allreduce -b 1M -e 1G -n 30 --algo mpi,ring --transport shm
 mpiCase run TERM run allreduce -b 1M -e 1G -n 30 --algo mpi,ring --transport shm
 mpiCase p2p TERM p2p bw -b 1 -e 256M -n 100 --transport shm,mpi-native
 # 10 trials of scripts/signal-trials.sh (which runs 100 by hand): run, p2p, proxy dp, pp and
-# hybrid, each in the local world and under mpirun, with SIGINT: exit 130 (mpirun: non-zero), no
+# hybrid, each in the local world and under mpirun, with SIGINT: exit 130 (SIGTERM 143; mpirun:
+# non-zero), no
 # crash text, the run interrupted when the process is gone, /dev/shm clean.
 if bash "${CB_SOURCE_DIR:-$(dirname "$0")/../..}/scripts/signal-trials.sh" -n 10 --out "$tmp/trials" \
   --mpirun "$mpirun" "$cb" >"$tmp/trials.log" 2>&1; then

@@ -300,6 +300,39 @@ for root in [missing, empty, binary]:
     cases.append((["topo", "--no-nvml", "--sys-root", root], ""))
 files(["topo", "--no-nvml", "--topology"])
 
+# ---- issue 50: one grammar for durations, overflow of every size, -f 1 in every sweep
+DURATION_BAD = ["10x", "-5s", "5 parsecs", "1.2.3s", "s", "1e999s", "10 s s"]
+for base in (RUN, P2P, PROXY["dp"], DIAG["links"], REPLAY):
+    for v in DURATION_BAD:
+        cases.append((with_opt(base, "-T", v), "a number of seconds or one with a unit"))
+for v in DURATION_BAD:
+    cases.append((RUN + ["--time-budget", v], "a number of seconds or one with a unit"))
+    cases.append((RUN + ["--inject-delay", v + ":ring"], "DURATION"))
+    cases.append((["export", "results", "--db", db, "--format", "prometheus", "--listen", "0",
+                   "--listen-timeout", v], "a number of seconds or one with a unit"))
+cases.append((RUN + ["--inject-delay", "50q"], "a number of microseconds or one with a unit"))
+for v in ["0s", "0ms", "8d"]:
+    cases.append((with_opt(RUN, "-T", v), "-T"))
+# Sizes past what the memory estimate holds: 2^63 and 2^64 - 1 are refused, never wrapped.
+# 2^63, 15 EiB, 2^64 - 4 (a whole number of floats) and 2^64 - 1.
+for v in ["9223372036854775808", "17293822569102704640", "18446744073709551612",
+          "18446744073709551615"]:
+    text = "" if v.endswith("5") else "16 EiB"
+    cases.append((RUN[:4] + ["-b", v, "-e", v] + RUN[8:], text))
+    cases.append((with_opt(with_opt(P2P, "-b", v), "-e", v), "16 EiB"))
+    for flag in ["-i", "--chunk", "--zero-copy"]:
+        cases.append((with_opt(RUN, flag, v), ""))
+cases.append((RUN[:4] + ["-b", "8", "-e", "9223372036854775808"] + RUN[8:], "16 EiB"))
+cases.append((with_opt(P2P, "-e", "9223372036854775808"), "16 EiB"))
+cases.append((["p2p", "latency", "--np", "2", "-e", "64", "-f", "1", "--db", db],
+              "-f 1 would never grow"))
+cases.append((with_opt(with_opt(P2P, "-b", "0"), "-e", "64") + ["-f", "1"], "would never grow"))
+# A mistyped command names itself and the nearest ones.
+cases.append((["bogus"], "unknown command 'bogus'"))
+cases.append((["rnu", "--np", "2"], "nearest: run"))
+cases.append((["db", "chekc", "--db", db], "unknown command 'chekc' of 'db' (nearest: check"))
+cases.append((["diag", "link", "--np", "2"], "nearest: links"))
+
 # ---- hand-set cases (with the text the line must contain)
 with open(os.path.join(tmp, "text.db"), "w") as f:
     f.write("this is not a database\n")

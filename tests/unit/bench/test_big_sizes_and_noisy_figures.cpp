@@ -68,6 +68,32 @@ TEST(MemoryFit, RefusesWhatDoesNotFitWithTheFigures) {
   EXPECT_NO_THROW(cb::checkMemoryFit(need, 2, cb::HostMemory{}, 1ull << 40));
 }
 
+// Issue 50 defect 1: -b/-e 2^63 summed send + receive to 2^64, which wrapped to "about 0 B per
+// rank"; every point then failed out of memory and the run was stored.
+TEST(MemoryFit, SizesPastWhatTheEstimateHoldsAreRefusedNotWrapped) {
+  cb::SweepOptions o;
+  o.collectives = {Collective::kAllReduce};
+  o.variants = {"ring"};
+  o.minBytes = o.maxBytes = 1ull << 63;
+  const cb::MemoryNeed need = cb::sweepMemoryPerRank(o, 2);
+  EXPECT_EQ(need.buffers, cb::kSaturatedBytes);
+  EXPECT_EQ(need.perRank(), cb::kSaturatedBytes);
+  for (const cb::HostMemory& host : {cb::HostMemory{20ull << 30, "MemAvailable"},
+                                     cb::HostMemory{~0ull, "MemAvailable"}, cb::HostMemory{}}) {
+    try {
+      cb::checkMemoryFit(need, 1, host, o.maxBytes);
+      FAIL() << "2^63 B accepted with " << host.availableBytes << " available";
+    } catch (const cb::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("more than 16 EiB"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(cb::saturatingAdd(1ull << 63, 1ull << 63), cb::kSaturatedBytes);
+  EXPECT_EQ(cb::saturatingMul(5, 1ull << 62), cb::kSaturatedBytes);
+  EXPECT_EQ(cb::saturatingMul(3, 1ull << 62), 3ull << 62);
+  EXPECT_EQ(cb::saturatingMul(0, ~0ull), 0u);
+  EXPECT_EQ(cb::saturatingAdd(2, 3), 5u);
+}
+
 TEST(MemoryFit, ReadsThisHost) {
   cb::HostMemory m = cb::readHostMemory();
   EXPECT_FALSE(m.source.empty());

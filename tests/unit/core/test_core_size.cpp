@@ -57,7 +57,8 @@ TEST(FormatSize, BinaryUnits) {
   EXPECT_EQ(cb::formatSize(1ull << 30), "1 GiB");
   EXPECT_EQ(cb::formatSize(8ull << 40), "8 TiB");
   EXPECT_EQ(cb::formatSize(1ull << 50), "1 PiB");
-  EXPECT_EQ(cb::formatSize(1ull << 60), "1024 PiB");
+  EXPECT_EQ(cb::formatSize(1ull << 60), "1 EiB");
+  EXPECT_EQ(cb::formatSize(~0ull), "16 EiB");
   EXPECT_EQ(cb::formatSize(1000), "1000 B");
   EXPECT_EQ(cb::formatSize(1234567), "1.18 MiB");
   EXPECT_EQ(cb::formatSize(1000000), "977 KiB");
@@ -100,6 +101,33 @@ TEST(ParseDuration, Units) {
 TEST(ParseDuration, RejectsBadInput) {
   for (const char* bad : {"", "-1", "-2s", "abc", "s", "5x", "1.2.3", "10Q"}) {
     EXPECT_THROW(cb::parseDurationSeconds(bad), cb::UsageError) << "'" << bad << "'";
+  }
+}
+
+// Issue 50: one grammar for every duration flag. A bare number is in the flag's unit (seconds,
+// or --inject-delay's microseconds); every unit means the same everywhere; a refusal names the
+// expected form.
+TEST(ParseDuration, BareNumbersTakeTheFlagsUnitAndRefusalsNameTheForm) {
+  EXPECT_DOUBLE_EQ(cb::parseDurationSeconds("50", 1e-6), 50e-6);
+  EXPECT_DOUBLE_EQ(cb::parseDurationSeconds("50us", 1e-6), 50e-6);
+  EXPECT_DOUBLE_EQ(cb::parseDurationSeconds("2ms", 1e-6), 2e-3);
+  EXPECT_DOUBLE_EQ(cb::parseDurationSeconds("1min", 1e-6), 60.0);
+  for (const char* bad : {"10x", "-1", "abc", ""}) {
+    try {
+      cb::parseDurationSeconds(bad);
+      ADD_FAILURE() << "'" << bad << "' accepted";
+    } catch (const cb::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("a number of seconds or one with a unit: 500us, 20ms"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  try {
+    cb::parseDurationSeconds("5q", 1e-6);
+    ADD_FAILURE() << "'5q' accepted";
+  } catch (const cb::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("a number of microseconds"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -19,6 +19,18 @@ struct ClearInterrupt {
   ~ClearInterrupt() { requestInterrupt(0); }
 };
 
+// Issue 50: an interrupted command exits 128 + the signal, as shells and Slurm read it.
+TEST(Interrupt, ExitCodeIs128PlusTheSignal) {
+  ClearInterrupt clear;
+  EXPECT_EQ(exitCodeFor(ErrorKind::kInterrupted), 130);  // no signal known: SIGINT's
+  requestInterrupt(SIGTERM);
+  EXPECT_EQ(exitCodeFor(ErrorKind::kInterrupted), 143);
+  requestInterrupt(0);
+  requestInterrupt(SIGINT);
+  EXPECT_EQ(exitCodeFor(ErrorKind::kInterrupted), 130);
+  EXPECT_EQ(exitCodeFor(ErrorKind::kUsage), 2);
+}
+
 TEST(Interrupt, EveryRankAgreesAndStopsAtTheSamePoint) {
   ClearInterrupt clear;
   std::atomic<int> stopped{0};

@@ -421,6 +421,64 @@ TEST(Store, ConcurrentWritersInSeveralProcessesLoseNothing) {
   EXPECT_EQ(queryText(path, "PRAGMA integrity_check"), "ok");
 }
 
+// Issue 50 defect 6: SQLite's log grew to 4 MiB (1000 pages) before a checkpoint, so on a
+// 2 MiB file system the first small run failed. The log stays small while results are added and
+// is empty once the run is finished (the store still open: closing checkpoints anyway).
+TEST(Store, WriteAheadLogIsBoundedAndEmptyAfterEachRun) {
+  TempDir dir;
+  std::string path = dir.file("wal.db");
+  Store store = Store::open(path);
+  const int64_t id = store.beginRun(makeRun("wal", "2025-01-01T00:00:00Z"));
+  auto walBytes = [&] {
+    std::error_code ec;
+    const auto n = std::filesystem::file_size(path + "-wal", ec);
+    return ec ? int64_t{0} : static_cast<int64_t>(n);
+  };
+  int64_t largest = 0;
+  for (int i = 0; i < 150; ++i) {
+    store.addResult(makeResult(id, i, 4, 256));  // ~10 KiB of samples each
+    largest = std::max(largest, walBytes());
+  }
+  EXPECT_LT(largest, int64_t{1} << 20) << "the log grew to " << largest << " bytes";
+  store.finishRun(id, RunStatus::kOk);
+  EXPECT_EQ(walBytes(), 0);
+  EXPECT_EQ(queryText(path, "SELECT count(*) FROM results"), "150");
+}
+
+// Issue 50 defects 3 and 4: the reading commands open the database read-only (the fallbacks for
+// a full disk and a read-only file system are exercised by tests/cli/db_full_disk.sh, which
+// mounts one); a read still migrates an older schema and reaps dead runs where it may write.
+TEST(Store, OpensForReadingReadOnlyAndStillReapsAndMigrates) {
+  TempDir dir;
+  std::string path = dir.file("read.db");
+  EXPECT_TRUE(contains(
+      [&] {
+        try {
+          Store::openForReading(path);
+        } catch (const DatabaseError& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }(),
+      "no database at"));
+  EXPECT_FALSE(std::filesystem::exists(path));
+  std::ofstream(path).close();  // an empty file: version 0, migrated by the writing connection
+  int64_t dead = 0;
+  {
+    Store reader = Store::openForReading(path);
+    EXPECT_EQ(reader.schemaVersion(), Store::latestSchemaVersion());
+    Store writer = Store::open(path);
+    RunRecord gone = makeRun("gone", "2025-01-01T00:00:00Z");
+    gone.host = hostName();
+    gone.pid = 999'999'999;  // no such process
+    dead = writer.beginRun(gone);
+    // The reader's connection is read-only: a write through it fails, nothing is changed.
+    EXPECT_THROW(reader.finishRun(dead, RunStatus::kOk), DatabaseError);
+  }
+  Store reader = Store::openForReading(path);
+  EXPECT_EQ(reader.findRun(dead)->status, RunStatus::kInterrupted);
+}
+
 TEST(Store, KilledWriterKeepsFinishedResultsAndIsReaped) {
   TempDir dir;
   std::string path = dir.file("killed.db");
