@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/Reference.h"
+#include "core/Size.h"
 #include "results/import/ImportPeak.h"
 #include "topology/Topology.h"
 
@@ -95,6 +97,56 @@ std::vector<FleetNode> storedNodes(const Store& store, const std::string& label,
         fmt::format("{} stored run(s) of several hosts (or none) left out: a node's "
                     "figures come from runs of that node alone",
                     several));
+  }
+  return out;
+}
+
+std::vector<std::string> publishedComparison(const FleetReport& report) {
+  std::vector<std::string> out;
+  for (const BaselineRow& row : report.baseline) {
+    if (row.from != "fleet") continue;  // a saved baseline's figure is not the fleet's
+    // "8x A100-SXM4-40GB": GPUs per node, then the device name.
+    const auto x = row.kind.find("x ");
+    if (x == std::string::npos || x == 0) continue;
+    int gpusPerNode = 0;
+    try {
+      gpusPerNode = std::stoi(row.kind.substr(0, x));
+    } catch (const std::exception&) {
+      continue;
+    }
+    const std::string gpu = referenceGpu(row.kind.substr(x + 2));
+    if (gpu.empty() || gpusPerNode <= 0) continue;
+    double lo = 0, hi = 0, minimum = 0;
+    int measured = 0;
+    std::string minimumSource;
+    for (const ReferenceFigure& r : referenceTable()) {
+      if (r.gpu != gpu || r.gpusPerNode != gpusPerNode || r.nodeCount() != 1 ||
+          r.collective != row.series.collective || r.sizeBytes != row.bytes) {
+        continue;
+      }
+      if (r.measured()) {
+        lo = measured == 0 ? r.busbw : std::min(lo, r.busbw);
+        hi = measured == 0 ? r.busbw : std::max(hi, r.busbw);
+        ++measured;
+      } else if (r.minimum() && r.busbw > minimum) {
+        minimum = r.busbw;
+        minimumSource = r.nodeType;
+      }
+    }
+    if (measured == 0) continue;
+    if (minimum > lo) minimum = 0;  // a pass mark above a published configuration decides nothing
+    std::string line = fmt::format(
+        "{} {} at {}: the fleet's median {:.1f} GB/s is {:.0f}% of the published {}", row.kind,
+        row.series.text(), formatSize(row.bytes), row.median, 100 * row.median / hi,
+        lo == hi ? fmt::format("{:.1f}", hi) : fmt::format("{:.1f}-{:.1f}", lo, hi));
+    line += fmt::format(" ({} one-node figure{})", measured, measured == 1 ? "" : "s");
+    if (minimum > 0 && row.median < minimum) {
+      line += fmt::format(": below the published health minimum {:g} ({}): the whole kind is slow",
+                          minimum, minimumSource);
+    } else if (minimum > 0) {
+      line += fmt::format("; health minimum {:g}", minimum);
+    }
+    out.push_back(line);
   }
   return out;
 }

@@ -24,4 +24,12 @@ void nameNodesApart(std::vector<FleetNode>& nodes);
 std::vector<FleetNode> storedNodes(const Store& store, const std::string& label,
                                    std::vector<std::string>& notes);
 
+// The fleet's own medians beside what published nodes of each kind measure (core/Reference:
+// one-node figures of the same GPU and GPUs per node, collective and size): a line per baseline
+// point the table holds, "N% of the published", and "below the published health minimum" where a
+// validated minimum (at or below every published measurement there) is passed under. A fleet
+// slow as a whole has no outlier; this is where it shows. Notes only: the fleet's verdict is its
+// own (one point of a healthy but noisy node can dip under a pass mark 3% below the figure).
+std::vector<std::string> publishedComparison(const FleetReport& report);
+
 }  // namespace cb

@@ -265,6 +265,8 @@ int doNodes(const NodesCli& c) {
   if (nodes.empty()) throw UsageError("diag nodes: no node to judge");
   FleetReport report = judgeFleet(nodes, o, refs);
   report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
+  // The fleet beside published nodes of its kinds (core/Reference): notes, not verdicts.
+  for (std::string& line : publishedComparison(report)) report.notes.push_back(std::move(line));
   fmt::print("{}", fleetText(report));
   if (!c.jsonPath.empty()) writeOutputFile(c.jsonPath, fleetJson(report, o), "--json");
   if (!c.htmlPath.empty()) writeOutputFile(c.htmlPath, fleetHtml(report), "--html");

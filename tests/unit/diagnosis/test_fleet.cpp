@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "adapters/FleetInputs.h"
 #include "core/Error.h"
 #include "diagnosis/Fleet.h"
 
@@ -110,6 +111,41 @@ TEST(Fleet, ASavedBaselineJudgesALoneNodeLater) {
   EXPECT_THROW(referencesFromBaseline(
                    "{\"collbench_fleet_baseline\": 1, \"rows\": [{\"kind\": \"k\"}]}", "x.json"),
                UsageError);
+}
+
+// The fleet's medians beside published nodes of its kind (notes, not verdicts): an A100 SXM4 40GB
+// fleet at 8 GiB against the two published one-node figures (235.0, 235.3) and the health
+// minimum 228 (validated: below both); a fleet slow as a whole is named as such.
+TEST(Fleet, TheFleetStandsBesidePublishedNodesOfItsKind) {
+  FleetReport r;
+  BaselineRow row;
+  row.kind = "8x A100-SXM4-40GB";
+  row.series = {"allreduce", "nccl", "out"};
+  row.bytes = 8ull << 30;
+  row.median = 234.0;
+  row.nodes = 16;
+  row.from = "fleet";
+  r.baseline = {row};
+  auto lines = publishedComparison(r);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("8x A100-SXM4-40GB allreduce nccl out at 8 GiB: the fleet's median "
+                          "234.0 GB/s is 99% of the published 235.0-235.3 (2 one-node figures); "
+                          "health minimum 228"),
+            std::string::npos)
+      << lines[0];
+  r.baseline[0].median = 200.0;
+  lines = publishedComparison(r);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("below the published health minimum 228"), std::string::npos) << lines[0];
+  // No published figure at the size, another kind, or a saved baseline's row: nothing said.
+  r.baseline[0].bytes = 3ull << 30;
+  EXPECT_TRUE(publishedComparison(r).empty());
+  r.baseline[0].bytes = 8ull << 30;
+  r.baseline[0].from = "a100.json";
+  EXPECT_TRUE(publishedComparison(r).empty());
+  r.baseline[0].from = "fleet";
+  r.baseline[0].kind = "Intel Xeon, 2 CPUs";
+  EXPECT_TRUE(publishedComparison(r).empty());
 }
 
 }  // namespace
