@@ -28,8 +28,8 @@ bool seriesMatch(const FleetSeries& ref, const FleetSeries& s) {
 }
 
 // The references of `kind` and of every kind ("") at a point.
-std::vector<const FleetReference*> referencesAt(const KindReferences& refs,
-                                                 const std::string& kind, const PointKey& key) {
+std::vector<const FleetReference*> referencesAt(const KindReferences& refs, const std::string& kind,
+                                                const PointKey& key) {
   std::vector<const FleetReference*> out;
   for (const std::string& k : {kind, std::string()}) {
     auto it = refs.find(k);
