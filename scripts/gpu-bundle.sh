@@ -9,7 +9,7 @@
 #                              each rank its own NCCL_HOSTID (several NCCL ranks on one GPU)
 #   gpu-check.sh               the GPU acceptance script (docs/GPU.md), run from here
 #   gpu-states.sh              what one GPU's two states follow (docs/journal/2026-11-27-gpu-h200-third-loan.md)
-#   libexec/                   the stripped binaries
+#   libexec/                   the stripped binaries (cb_unit_tests gzipped, unpacked on first use)
 #   lib/                       every shared library they load that a bare node lacks (ldd),
 #                              and hwloc's PCI plugin (lib/hwloc/, HWLOC_PLUGINS_PATH)
 #   mpi/                       Open MPI's runtime: orterun/orted, its plugins, help texts, MCA
@@ -272,16 +272,35 @@ if [[ -d $bundle/mpi ]]; then
 fi
 EOF
 
-for name in collbench cb_unit_tests; do
-  cat >"$out/$name" <<EOF
+# The unit-test binary travels gzipped (11 of its 18 MiB; the bundle must stay under 32 MiB): its
+# launcher unpacks it once, beside itself or, where the bundle is read-only, under TMPDIR.
+gzip -9 -n "$out/libexec/cb_unit_tests"
+cat >"$out/collbench" <<EOF
 #!/usr/bin/env bash
-# Runs the bundled $name with the bundle's libraries and this node's NCCL (env.sh).
+# Runs the bundled collbench with the bundle's libraries and this node's NCCL (env.sh).
 set -euo pipefail
 source "\$(cd "\$(dirname "\${BASH_SOURCE[0]}")" && pwd)/env.sh"
-exec "\$bundle/libexec/$name" "\$@"
+exec "\$bundle/libexec/collbench" "\$@"
 EOF
-  chmod +x "$out/$name"
-done
+cat >"$out/cb_unit_tests" <<'EOF'
+#!/usr/bin/env bash
+# Runs the bundled cb_unit_tests (carried gzipped, unpacked on first use) with the bundle's
+# libraries and this node's NCCL (env.sh).
+set -euo pipefail
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
+bin=$bundle/libexec/cb_unit_tests
+if [[ ! -x $bin ]]; then
+  dir=$bundle/libexec
+  [[ -w $dir ]] || dir=$(mktemp -d "${TMPDIR:-/tmp}/cb_unit_tests.XXXXXX")
+  gzip -dc "$bundle/libexec/cb_unit_tests.gz" >"$dir/cb_unit_tests.part.$$" ||
+    fail "cannot unpack cb_unit_tests into $dir"
+  chmod +x "$dir/cb_unit_tests.part.$$"
+  mv -f "$dir/cb_unit_tests.part.$$" "$dir/cb_unit_tests"
+  bin=$dir/cb_unit_tests
+fi
+exec "$bin" "$@"
+EOF
+chmod +x "$out/collbench" "$out/cb_unit_tests"
 for script in gpu-check.sh gpu-states.sh; do
   cp "$here/$script" "$out/$script"
   chmod +x "$out/$script"
