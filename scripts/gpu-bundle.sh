@@ -273,7 +273,8 @@ fi
 EOF
 
 # The unit-test binary travels gzipped (11 of its 18 MiB; the bundle must stay under 32 MiB): its
-# launcher unpacks it once, beside itself or, where the bundle is read-only, under TMPDIR.
+# launcher unpacks it once, beside itself or, where the bundle is read-only, into one folder
+# under TMPDIR that later calls reuse.
 gzip -9 -n "$out/libexec/cb_unit_tests"
 cat >"$out/collbench" <<EOF
 #!/usr/bin/env bash
@@ -288,15 +289,15 @@ cat >"$out/cb_unit_tests" <<'EOF'
 # libraries and this node's NCCL (env.sh).
 set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
-bin=$bundle/libexec/cb_unit_tests
-if [[ ! -x $bin ]]; then
-  dir=$bundle/libexec
-  [[ -w $dir ]] || dir=$(mktemp -d "${TMPDIR:-/tmp}/cb_unit_tests.XXXXXX")
+dir=$bundle/libexec
+[[ -w $dir ]] || dir=${TMPDIR:-/tmp}/collbench-bundle-$(id -u)
+bin=$dir/cb_unit_tests
+if [[ ! -x $bin || $bundle/libexec/cb_unit_tests.gz -nt $bin ]]; then
+  mkdir -p "$dir" || fail "cannot unpack cb_unit_tests into $dir"
   gzip -dc "$bundle/libexec/cb_unit_tests.gz" >"$dir/cb_unit_tests.part.$$" ||
     fail "cannot unpack cb_unit_tests into $dir"
   chmod +x "$dir/cb_unit_tests.part.$$"
-  mv -f "$dir/cb_unit_tests.part.$$" "$dir/cb_unit_tests"
-  bin=$dir/cb_unit_tests
+  mv -f "$dir/cb_unit_tests.part.$$" "$bin"
 fi
 exec "$bin" "$@"
 EOF

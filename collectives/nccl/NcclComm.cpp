@@ -250,7 +250,7 @@ SymmetricWindows& NcclComm::windows(Deadline d) {
   windowDeadline_ = d;
   if (tWindowHolder && tWindowHolder != this) {
     NcclComm* other = tWindowHolder;
-    if (!other->usable()) other->windows_->abandon();
+    if (other->windows_ && !other->usable()) other->windows_->abandon();
     other->windows_.reset();
   }
   tWindowHolder = this;

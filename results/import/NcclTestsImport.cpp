@@ -454,7 +454,8 @@ class NcclTestsParser {
     size_t base = tb.columns - (tb.timestamp ? 1 : 0);
     // Old nccl-tests printed alltoall's rows with a blank under the header's redop column.
     if (tb.redop >= 0 && tb.root < 0 && tok.size() + 1 == base &&
-        static_cast<size_t>(tb.redop) < tok.size() && importer::toDouble(tok[tb.redop])) {
+        static_cast<size_t>(tb.redop) < tok.size() &&
+        importer::toDouble(tok[tb.redop]).has_value()) {
       tok.insert(tok.begin() + tb.redop, "none");
       if (!sec.redopBlank) {
         sec.notes.push_back(fmt::format(
